@@ -1,0 +1,17 @@
+# The commands the README names. Each runs a script under platform/scripts.
+.PHONY: run test lint format bench
+
+run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
+	@bash platform/scripts/run.sh
+
+test:  ## install what the tests need, lint, and run the whole suite on PostgreSQL
+	@bash platform/scripts/test.sh $(PYTEST_ARGS)
+
+lint:  ## ruff lint and format check
+	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+format:  ## apply ruff's formatting and safe fixes
+	@.venv/bin/ruff check --fix . && .venv/bin/ruff format .
+
+bench:  ## run every benchmark under bench/; each prints a JSON line of ratios
+	@for b in bench/*.py; do .venv/bin/python "$$b" || exit 1; done

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make run`: set up and start the platform on its embedded defaults (SQLite and a
+# filesystem Celery broker under var/), with the sample catalogue and demo users.
+# Starts the web server on 127.0.0.1:8000 and a Celery worker; Ctrl-C stops both.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+HOST="${HOST:-127.0.0.1}"
+PORT="${PORT:-8000}"
+
+ensure_venv requirements.txt
+say "migrating"
+"$PY" manage.py migrate --noinput
+say "loading the sample catalogue and demo users"
+"$PY" manage.py seed_demo
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  say "stopping"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+"$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency=2 &
+pids+=($!)
+"$PY" manage.py runserver --noreload "$HOST:$PORT" &
+pids+=($!)
+say "platform on http://$HOST:$PORT/ (API docs: /api/v1/docs/); Ctrl-C stops it"
+# Exit as soon as either process dies, so a crash is not hidden behind the other.
+wait -n "${pids[@]}"

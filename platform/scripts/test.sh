@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `make test`: install the dev dependencies, make sure PostgreSQL and Redis run,
+# lint with ruff, then run the whole pytest suite against them.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+ensure_venv requirements-dev.txt
+DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
+export DATABASE_URL
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+unset SECRET_KEY DJANGO_DEBUG
+
+say "ruff"
+"$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check .
+
+say "pytest (database: ${DATABASE_URL%%@*}@…)"
+exec "$VENV/bin/pytest" "$@"

@@ -1,0 +1,422 @@
+"""The content of a task version: validation, normalisation, canonical form, hash.
+
+Every way content enters the platform (UI form, REST API, importers, the
+sample catalogue) goes through `VersionContent.parse`, so the same input gets
+the same errors and the same SHA-256 everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import keyword
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from tasks_app.errors import ValidationFailed
+
+HASH_SCHEME = "taskversion/v1"
+
+SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
+LANGUAGES = ("python",)
+SOLUTION_ROLES = ("reference", "adversarial")
+SOLUTION_FIELDS = ("role", "label", "code", "note")
+STDIO_CASE_FIELDS = ("input", "output")
+
+DEFAULT_TIME_LIMIT_S = 10.0
+DEFAULT_MEMORY_LIMIT_MB = 256
+MAX_TIME_LIMIT_S = 600.0
+MIN_MEMORY_LIMIT_MB = 16
+MAX_MEMORY_LIMIT_MB = 16384
+MAX_LABEL_CHARS = 100
+
+CONTENT_FIELDS = (
+    "statement",
+    "language",
+    "entry_point",
+    "starter_code",
+    "suite_kind",
+    "test_setup",
+    "visible_tests",
+    "hidden_tests",
+    "solutions",
+    "time_limit_s",
+    "memory_limit_mb",
+)
+
+
+@dataclass(frozen=True)
+class SolutionContent:
+    role: str
+    label: str
+    code: str
+    note: str = ""
+
+    def canonical(self) -> dict[str, str]:
+        return {"role": self.role, "label": self.label, "code": self.code, "note": self.note}
+
+
+@dataclass(frozen=True)
+class VersionContent:
+    statement: str
+    suite_kind: str
+    hidden_tests: list[Any]
+    entry_point: str = ""
+    language: str = "python"
+    starter_code: str = ""
+    test_setup: str = ""
+    visible_tests: list[Any] = field(default_factory=list)
+    solutions: tuple[SolutionContent, ...] = ()
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, data: Any, *, prefix: str = "") -> VersionContent:
+        """Validate raw input (decoded JSON, form data) and return normalised content.
+
+        Raises ValidationFailed whose details map each offending field path
+        (e.g. ``solutions[1].code``) to its messages; nothing is partially accepted.
+        """
+        return _Parser(prefix).parse(data)
+
+    @classmethod
+    def from_version(cls, version: Any) -> VersionContent:
+        """Content of a saved TaskVersion (trusted: it was validated on the way in)."""
+        return cls(
+            statement=version.statement,
+            suite_kind=version.suite_kind,
+            hidden_tests=list(version.hidden_tests),
+            entry_point=version.entry_point,
+            language=version.language,
+            starter_code=version.starter_code,
+            test_setup=version.test_setup,
+            visible_tests=list(version.visible_tests),
+            solutions=tuple(
+                SolutionContent(role=s.role, label=s.label, code=s.code, note=s.note)
+                for s in version.solutions.all()
+            ),
+            time_limit_s=float(version.time_limit_s),
+            memory_limit_mb=int(version.memory_limit_mb),
+        )
+
+    # -- canonical form ----------------------------------------------------------
+
+    def canonical(self) -> dict[str, Any]:
+        """A plain-data form whose JSON is the same for the same content.
+
+        Solutions are sorted by (role, label): their order carries no meaning.
+        Test order is kept: a curator may order cases from easy to hard.
+        """
+        return {
+            "statement": self.statement,
+            "language": self.language,
+            "entry_point": self.entry_point,
+            "starter_code": self.starter_code,
+            "suite_kind": self.suite_kind,
+            "test_setup": self.test_setup,
+            "visible_tests": self.visible_tests,
+            "hidden_tests": self.hidden_tests,
+            "solutions": [s.canonical() for s in self.sorted_solutions()],
+            "time_limit_s": float(self.time_limit_s),
+            "memory_limit_mb": int(self.memory_limit_mb),
+        }
+
+    def sorted_solutions(self) -> list[SolutionContent]:
+        return sorted(self.solutions, key=lambda s: (s.role, s.label))
+
+    def content_hash(self) -> str:
+        return content_hash(self.canonical())
+
+    def has_reference(self) -> bool:
+        return any(s.role == "reference" for s in self.solutions)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def content_hash(canonical: dict[str, Any]) -> str:
+    payload = f"{HASH_SCHEME}\n{canonical_json(canonical)}".encode()
+    return hashlib.sha256(payload).hexdigest()
+
+
+# -- validation -----------------------------------------------------------------
+
+
+def _syntax_message(exc: SyntaxError) -> str:
+    where = f"line {exc.lineno}" if exc.lineno else "unknown line"
+    if exc.offset:
+        where += f", column {exc.offset}"
+    return f"syntax error at {where}: {exc.msg}"
+
+
+def compile_error(source: str) -> str | None:
+    """Return a message naming the line of a syntax error, or None if `source` parses."""
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        return _syntax_message(exc)
+    except ValueError as exc:  # e.g. a NUL byte, which ast refuses outright
+        return f"cannot be parsed: {exc}"
+    return None
+
+
+def top_level_names(source: str) -> set[str]:
+    tree = ast.parse(source)
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+class _Parser:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.errors: dict[str, list[str]] = {}
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.setdefault(f"{self.prefix}{path}", []).append(message)
+
+    # Strings --------------------------------------------------------------------
+
+    def text(self, data: dict, name: str, *, limit: int, required: bool = False, default: str = "") -> str:
+        if name not in data or data[name] is None:
+            if required:
+                self.error(name, "This field is required.")
+            return default
+        return self.string_value(data[name], name, limit=limit, required=required)
+
+    def string_value(self, value: Any, path: str, *, limit: int, required: bool = False) -> str:
+        if not isinstance(value, str):
+            self.error(path, f"Expected a string, got {_type_name(value)}.")
+            return ""
+        if "\x00" in value:
+            self.error(path, "Contains a NUL character (\\x00), which is not allowed in text.")
+            return ""
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            self.error(path, f"Too long: {size} bytes, the limit is {limit} bytes.")
+            return ""
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.error(path, "Contains an unpaired surrogate; text must be valid Unicode.")
+            return ""
+        value = value.replace("\r\n", "\n")
+        if required and not value.strip():
+            self.error(path, "This field may not be blank.")
+        return value
+
+    def code(self, value: Any, path: str, *, must_parse: bool) -> str:
+        source = self.string_value(value, path, limit=settings.TASKS_MAX_CODE_BYTES)
+        if source and must_parse:
+            problem = compile_error(source)
+            if problem:
+                self.error(path, problem)
+        return source
+
+    # The whole version ------------------------------------------------------------
+
+    def parse(self, data: Any) -> VersionContent:
+        if not isinstance(data, dict):
+            raise ValidationFailed(
+                f"Expected an object with the version's fields, got {_type_name(data)}.",
+                details={self.prefix.rstrip(".") or "content": [f"Expected an object, got {_type_name(data)}."]},
+            )
+        unknown = sorted(set(data) - set(CONTENT_FIELDS))
+        for name in unknown:
+            self.error(name, f"Unknown field. Allowed fields: {', '.join(CONTENT_FIELDS)}.")
+
+        code_limit = settings.TASKS_MAX_CODE_BYTES
+        statement = self.text(data, "statement", limit=settings.TASKS_MAX_STATEMENT_BYTES, required=True)
+        language = self.choice(data, "language", LANGUAGES, default="python")
+        suite_kind = self.choice(data, "suite_kind", SUITE_KINDS, default=None)
+        entry_point = self.text(data, "entry_point", limit=200).strip()
+        if entry_point and (not entry_point.isidentifier() or keyword.iskeyword(entry_point)):
+            self.error("entry_point", f"{entry_point!r} is not a valid Python identifier.")
+        elif not entry_point and suite_kind and suite_kind != "stdio":
+            self.error("entry_point", f"Required for suite kind {suite_kind!r}: the function the tests call.")
+        starter_code = self.text(data, "starter_code", limit=code_limit)
+        test_setup = self.code(data.get("test_setup") or "", "test_setup", must_parse=True)
+        visible = self.tests(data, "visible_tests", suite_kind, required=False)
+        hidden = self.tests(data, "hidden_tests", suite_kind, required=True)
+        solutions = self.solutions(data.get("solutions", []), entry_point, suite_kind)
+        time_limit = self.number(data, "time_limit_s", DEFAULT_TIME_LIMIT_S, 0.0, MAX_TIME_LIMIT_S, integer=False)
+        memory = self.number(
+            data, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, integer=True
+        )
+
+        if self.errors:
+            count = sum(len(v) for v in self.errors.values())
+            first_path, first_messages = next(iter(self.errors.items()))
+            raise ValidationFailed(
+                f"The version has {count} problem(s); first: {first_path}: {first_messages[0]}",
+                details=self.errors,
+            )
+        return VersionContent(
+            statement=statement,
+            language=language,
+            entry_point=entry_point,
+            starter_code=starter_code,
+            suite_kind=suite_kind,
+            test_setup=test_setup,
+            visible_tests=visible,
+            hidden_tests=hidden,
+            solutions=tuple(solutions),
+            time_limit_s=float(time_limit),
+            memory_limit_mb=int(memory),
+        )
+
+    def choice(self, data: dict, name: str, options: tuple[str, ...], *, default: str | None) -> str:
+        value = data.get(name, default)
+        if value is None:
+            self.error(name, f"This field is required. One of: {', '.join(options)}.")
+            return ""
+        if value not in options:
+            self.error(name, f"Unknown value {value!r}. One of: {', '.join(options)}.")
+            return ""
+        return value
+
+    def number(self, data: dict, name: str, default: float, low: float, high: float, *, integer: bool) -> float:
+        value = data.get(name, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.error(name, f"Expected a number, got {_type_name(value)}.")
+            return default
+        if integer and isinstance(value, float) and not value.is_integer():
+            self.error(name, f"Expected a whole number, got {value}.")
+            return default
+        if value != value or not (low < value <= high if not integer else low <= value <= high):
+            bound = f"more than {low:g}" if not integer else f"at least {low:g}"
+            self.error(name, f"Must be {bound} and at most {high:g}; got {value}.")
+            return default
+        return int(value) if integer else float(value)
+
+    # Test suites --------------------------------------------------------------------
+
+    def tests(self, data: dict, name: str, suite_kind: str, *, required: bool) -> list[Any]:
+        value = data.get(name, [])
+        if value is None:
+            value = []
+        if not isinstance(value, list):
+            self.error(name, f"Expected a list of tests, got {_type_name(value)}.")
+            return []
+        if required and not value:
+            self.error(name, "At least one hidden test is required.")
+        if not suite_kind:
+            return value
+        out: list[Any] = []
+        for index, item in enumerate(value):
+            path = f"{name}[{index}]"
+            if suite_kind == "stdio":
+                out.append(self.stdio_case(item, path))
+            elif suite_kind == "assertions":
+                out.append(self.assertion(item, path))
+            else:
+                out.append(self.test_module(item, path, suite_kind))
+        return out
+
+    def stdio_case(self, item: Any, path: str) -> dict[str, str]:
+        if not isinstance(item, dict):
+            self.error(path, f'Expected an object {{"input": ..., "output": ...}}, got {_type_name(item)}.')
+            return {}
+        for extra in sorted(set(item) - set(STDIO_CASE_FIELDS)):
+            self.error(f"{path}.{extra}", "Unknown field. Allowed fields: input, output.")
+        limit = settings.TASKS_MAX_CODE_BYTES
+        case = {}
+        for key in STDIO_CASE_FIELDS:
+            if key not in item:
+                self.error(f"{path}.{key}", "This field is required.")
+                case[key] = ""
+            else:
+                case[key] = self.string_value(item[key], f"{path}.{key}", limit=limit)
+        return case
+
+    def assertion(self, item: Any, path: str) -> str:
+        source = self.code(item, path, must_parse=False)
+        if not source:
+            if isinstance(item, str):
+                self.error(path, "An assertion may not be blank.")
+            return source
+        problem = compile_error(source)
+        if problem:
+            self.error(path, problem)
+            return source
+        body = ast.parse(source).body
+        if len(body) != 1 or not isinstance(body[0], ast.Assert):
+            self.error(path, "Each test must be exactly one `assert` statement.")
+        return source
+
+    def test_module(self, item: Any, path: str, suite_kind: str) -> str:
+        source = self.code(item, path, must_parse=True)
+        if not source or f"{self.prefix}{path}" in self.errors:
+            return source
+        names = top_level_names(source)
+        if suite_kind == "check_function" and "check" not in names:
+            self.error(path, "A check_function test must define `check(candidate)` at top level.")
+        if suite_kind == "pytest" and not any(n.startswith(("test", "Test")) for n in names):
+            self.error(path, "A pytest module must define at least one `test_*` function or `Test*` class.")
+        return source
+
+    # Solutions ------------------------------------------------------------------------
+
+    def solutions(self, value: Any, entry_point: str, suite_kind: str) -> list[SolutionContent]:
+        if not isinstance(value, list):
+            self.error("solutions", f"Expected a list of solutions, got {_type_name(value)}.")
+            return []
+        out: list[SolutionContent] = []
+        labels: set[str] = set()
+        for index, item in enumerate(value):
+            path = f"solutions[{index}]"
+            if not isinstance(item, dict):
+                self.error(path, f"Expected an object with {', '.join(SOLUTION_FIELDS)}, got {_type_name(item)}.")
+                continue
+            for extra in sorted(set(item) - set(SOLUTION_FIELDS)):
+                self.error(f"{path}.{extra}", f"Unknown field. Allowed fields: {', '.join(SOLUTION_FIELDS)}.")
+            role = item.get("role")
+            if role not in SOLUTION_ROLES:
+                self.error(f"{path}.role", f"Unknown role {role!r}. One of: {', '.join(SOLUTION_ROLES)}.")
+            label = self.text(item, "label", limit=MAX_LABEL_CHARS * 4, required=True).strip()
+            if len(label) > MAX_LABEL_CHARS:
+                self.error(f"{path}.label", f"At most {MAX_LABEL_CHARS} characters.")
+            if label in labels:
+                self.error(f"{path}.label", f"Duplicate label {label!r}: labels are unique within a version.")
+            labels.add(label)
+            if "code" not in item:
+                self.error(f"{path}.code", "This field is required.")
+            # A wrong solution may be wrong in any way, a syntax error included;
+            # a reference must compile and define what the tests call.
+            code = self.code(item.get("code", ""), f"{path}.code", must_parse=role == "reference")
+            if role == "reference" and code and f"{self.prefix}{path}.code" not in self.errors:
+                if not code.strip():
+                    self.error(f"{path}.code", "A reference solution may not be empty.")
+                elif entry_point and suite_kind != "stdio" and entry_point not in top_level_names(code):
+                    self.error(f"{path}.code", f"The reference does not define `{entry_point}` at top level.")
+            note = self.text(item, "note", limit=settings.TASKS_MAX_STATEMENT_BYTES)
+            out.append(SolutionContent(role=role or "", label=label, code=code, note=note))
+        return out
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)

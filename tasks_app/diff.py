@@ -1,0 +1,119 @@
+"""Differences between two versions of a task, section by section, as plain data
+that both the side-by-side UI and the JSON API render."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tasks_app.content import VersionContent
+from tasks_app.models import TaskVersion
+
+
+@dataclass
+class DiffRow:
+    kind: str  # equal | replace | delete | insert
+    left_no: int | None
+    left: str | None
+    right_no: int | None
+    right: str | None
+
+
+@dataclass
+class DiffSection:
+    key: str
+    title: str
+    status: str  # unchanged | changed | added | removed
+    unified: str
+    rows: list[DiffRow] = field(default_factory=list)
+
+
+def _tests_text(kind: str, tests: list[Any]) -> str:
+    if kind == "stdio":
+        parts = []
+        for i, case in enumerate(tests, 1):
+            parts.append(f"# case {i}\n## input\n{case.get('input', '')}\n## output\n{case.get('output', '')}")
+        return "\n".join(parts)
+    if kind == "assertions":
+        return "\n".join(tests)
+    return "\n".join(f"# --- test module {i} ---\n{src}" for i, src in enumerate(tests, 1))
+
+
+def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
+    if content is None:
+        return {}
+    sections = {
+        "statement": ("Statement", content.statement),
+        "interface": (
+            "Interface",
+            f"language: {content.language}\nentry point: {content.entry_point or '-'}\n"
+            f"suite kind: {content.suite_kind}",
+        ),
+        "starter_code": ("Starter code", content.starter_code),
+        "test_setup": ("Test setup", content.test_setup),
+        "visible_tests": ("Visible examples", _tests_text(content.suite_kind, content.visible_tests)),
+        "hidden_tests": ("Hidden tests", _tests_text(content.suite_kind, content.hidden_tests)),
+        "limits": (
+            "Limits",
+            f"wall time: {content.time_limit_s:g} s\nmemory: {content.memory_limit_mb} MB",
+        ),
+    }
+    for s in content.sorted_solutions():
+        body = s.code + (f"\n# note: {s.note}" if s.note else "")
+        sections[f"solution:{s.label}"] = (f"Solution {s.label} ({s.role})", body)
+    return sections
+
+
+def _rows(a: list[str], b: list[str]) -> list[DiffRow]:
+    rows: list[DiffRow] = []
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            rows.extend(DiffRow("equal", i1 + k + 1, a[i1 + k], j1 + k + 1, b[j1 + k]) for k in range(i2 - i1))
+            continue
+        span = max(i2 - i1, j2 - j1)
+        for k in range(span):
+            li, rj = i1 + k, j1 + k
+            left = a[li] if li < i2 else None
+            right = b[rj] if rj < j2 else None
+            kind = "replace" if left is not None and right is not None else ("delete" if right is None else "insert")
+            rows.append(DiffRow(kind, li + 1 if left is not None else None, left, rj + 1 if right is not None else None, right))
+    return rows
+
+
+def diff_contents(left: VersionContent | None, right: VersionContent | None, *, labels: tuple[str, str]) -> list[DiffSection]:
+    a_sections, b_sections = _sections_of(left), _sections_of(right)
+    keys = list(a_sections) + [k for k in b_sections if k not in a_sections]
+    out = []
+    for key in keys:
+        title = (b_sections.get(key) or a_sections[key])[0]
+        a_text = a_sections[key][1] if key in a_sections else None
+        b_text = b_sections[key][1] if key in b_sections else None
+        a_lines = (a_text or "").splitlines()
+        b_lines = (b_text or "").splitlines()
+        if a_text is None:
+            status = "added"
+        elif b_text is None:
+            status = "removed"
+        else:
+            status = "unchanged" if a_text == b_text else "changed"
+        unified = "\n".join(
+            difflib.unified_diff(a_lines, b_lines, fromfile=f"{labels[0]}/{key}", tofile=f"{labels[1]}/{key}", lineterm="")
+        )
+        out.append(DiffSection(key=key, title=title, status=status, unified=unified, rows=_rows(a_lines, b_lines)))
+    return out
+
+
+def version_diff(*, left: TaskVersion, right: TaskVersion) -> dict[str, Any]:
+    """The diff between two versions of the same task as JSON-ready data."""
+    labels = (f"v{left.number}", f"v{right.number}")
+    sections = diff_contents(VersionContent.from_version(left), VersionContent.from_version(right), labels=labels)
+    return {
+        "task": left.task.slug,
+        "left": {"number": left.number, "content_hash": left.content_hash},
+        "right": {"number": right.number, "content_hash": right.content_hash},
+        "identical": left.content_hash == right.content_hash,
+        "changed_sections": [s.key for s in sections if s.status != "unchanged"],
+        "sections": [asdict(s) for s in sections],
+    }

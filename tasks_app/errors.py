@@ -1,0 +1,49 @@
+"""Domain errors. Every layer (API, UI, importers, commands) turns these into
+its own output; the API renders them as {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    code = "error"
+    status = 400
+
+    def __init__(self, message: str, *, details: Any = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details if details is not None else {}
+        if code:
+            self.code = code
+
+
+class ValidationFailed(DomainError):
+    """Input is malformed; `details` maps a field path to a list of messages."""
+
+    code = "invalid"
+    status = 400
+
+
+class PermissionDenied(DomainError):
+    code = "permission_denied"
+    status = 403
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    status = 404
+
+
+class InvalidTransition(DomainError):
+    code = "invalid_transition"
+    status = 409
+
+
+class Conflict(DomainError):
+    code = "conflict"
+    status = 409
+
+
+class ImmutableVersionError(Exception):
+    """Raised by the model guard when code tries to change a saved version."""

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from tasks_app.services import api_token_create
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def curator(db: Any) -> Any:
+    return UserFactory(username="cora", roles=["curator"])
+
+
+@pytest.fixture
+def other_curator(db: Any) -> Any:
+    return UserFactory(username="colin", roles=["curator"])
+
+
+@pytest.fixture
+def reviewer(db: Any) -> Any:
+    return UserFactory(username="rita", roles=["reviewer"])
+
+
+@pytest.fixture
+def curator_reviewer(db: Any) -> Any:
+    """Someone who both authors and reviews: four eyes must still hold for them."""
+    return UserFactory(username="cris", roles=["curator", "reviewer"])
+
+
+@pytest.fixture
+def trainer(db: Any) -> Any:
+    return UserFactory(username="trey", roles=["trainer"])
+
+
+@pytest.fixture
+def admin_user(db: Any) -> Any:
+    return UserFactory(username="ada", roles=["admin"])
+
+
+def token_client(user: Any, scopes: list[str]) -> APIClient:
+    client = APIClient()
+    issued = api_token_create(user=user, name="test", scopes=scopes)
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+    return client
+
+
+@pytest.fixture
+def api_as() -> Any:
+    """api_as(user, scopes) -> an APIClient authenticated with a fresh scoped token."""
+    return token_client
