@@ -17,7 +17,7 @@ from config.env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PLATFORM_VAR_DIR", str(BASE_DIR / "var")))
 
-_DEV_SECRET = "embedded-development-key-not-for-production-use-0123456789abcdef"
+_DEV_SECRET = "embedded-development-key-not-for-production-use-0123456789abcdef"  # noqa: S105 - the embedded default, never used once SECRET_KEY is set
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET)
 EMBEDDED = SECRET_KEY == _DEV_SECRET
 DEBUG = env_bool("DJANGO_DEBUG", EMBEDDED)
@@ -108,6 +108,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
+if DEBUG:
+    # WhiteNoise serves from the finders in debug but warns when the root is missing.
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -146,7 +149,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "tasks_app.api.parsers.SafeJSONParser",
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],
@@ -165,6 +168,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {"TaskStateEnum": "tasks_app.models.State"},
 }
 
 # --- Celery: a filesystem broker under var/ unless CELERY_BROKER_URL is set.

@@ -97,8 +97,7 @@ class VersionContent:
             test_setup=version.test_setup,
             visible_tests=list(version.visible_tests),
             solutions=tuple(
-                SolutionContent(role=s.role, label=s.label, code=s.code, note=s.note)
-                for s in version.solutions.all()
+                SolutionContent(role=s.role, label=s.label, code=s.code, note=s.note) for s in version.solutions.all()
             ),
             time_limit_s=float(version.time_limit_s),
             memory_limit_mb=int(version.memory_limit_mb),
@@ -248,10 +247,13 @@ class _Parser:
         elif not entry_point and suite_kind and suite_kind != "stdio":
             self.error("entry_point", f"Required for suite kind {suite_kind!r}: the function the tests call.")
         starter_code = self.text(data, "starter_code", limit=code_limit)
-        test_setup = self.code(data.get("test_setup") or "", "test_setup", must_parse=True)
+        raw_setup = data.get("test_setup")
+        test_setup = self.code("" if raw_setup is None else raw_setup, "test_setup", must_parse=True)
         visible = self.tests(data, "visible_tests", suite_kind, required=False)
         hidden = self.tests(data, "hidden_tests", suite_kind, required=True)
-        solutions = self.solutions(data.get("solutions", []), entry_point, suite_kind)
+        # An invalid entry point is reported once, not again for every reference.
+        checked_entry = "" if f"{self.prefix}entry_point" in self.errors else entry_point
+        solutions = self.solutions(data.get("solutions", []), checked_entry, suite_kind)
         time_limit = self.number(data, "time_limit_s", DEFAULT_TIME_LIMIT_S, 0.0, MAX_TIME_LIMIT_S, integer=False)
         memory = self.number(
             data, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, integer=True

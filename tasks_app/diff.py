@@ -78,11 +78,15 @@ def _rows(a: list[str], b: list[str]) -> list[DiffRow]:
             left = a[li] if li < i2 else None
             right = b[rj] if rj < j2 else None
             kind = "replace" if left is not None and right is not None else ("delete" if right is None else "insert")
-            rows.append(DiffRow(kind, li + 1 if left is not None else None, left, rj + 1 if right is not None else None, right))
+            rows.append(
+                DiffRow(kind, li + 1 if left is not None else None, left, rj + 1 if right is not None else None, right)
+            )
     return rows
 
 
-def diff_contents(left: VersionContent | None, right: VersionContent | None, *, labels: tuple[str, str]) -> list[DiffSection]:
+def diff_contents(
+    left: VersionContent | None, right: VersionContent | None, *, labels: tuple[str, str]
+) -> list[DiffSection]:
     a_sections, b_sections = _sections_of(left), _sections_of(right)
     keys = list(a_sections) + [k for k in b_sections if k not in a_sections]
     out = []
@@ -99,7 +103,9 @@ def diff_contents(left: VersionContent | None, right: VersionContent | None, *, 
         else:
             status = "unchanged" if a_text == b_text else "changed"
         unified = "\n".join(
-            difflib.unified_diff(a_lines, b_lines, fromfile=f"{labels[0]}/{key}", tofile=f"{labels[1]}/{key}", lineterm="")
+            difflib.unified_diff(
+                a_lines, b_lines, fromfile=f"{labels[0]}/{key}", tofile=f"{labels[1]}/{key}", lineterm=""
+            )
         )
         out.append(DiffSection(key=key, title=title, status=status, unified=unified, rows=_rows(a_lines, b_lines)))
     return out

@@ -45,5 +45,10 @@ class Conflict(DomainError):
     status = 409
 
 
+class TooLarge(DomainError):
+    code = "too_large"
+    status = 413
+
+
 class ImmutableVersionError(Exception):
     """Raised by the model guard when code tries to change a saved version."""

@@ -51,3 +51,9 @@ def token_client(user: Any, scopes: list[str]) -> APIClient:
 def api_as() -> Any:
     """api_as(user, scopes) -> an APIClient authenticated with a fresh scoped token."""
     return token_client
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    # PBKDF2 costs ~0.4 s a user; tests need a hash, not its strength.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

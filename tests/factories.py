@@ -51,8 +51,9 @@ def content_data(**overrides: Any) -> dict[str, Any]:
     return data
 
 
-def make_task(*, owner: Any, slug: str = "add-two", title: str = "Add two numbers", tags: Any = ("arithmetic",),
-              **overrides: Any) -> Any:
+def make_task(
+    *, owner: Any, slug: str = "add-two", title: str = "Add two numbers", tags: Any = ("arithmetic",), **overrides: Any
+) -> Any:
     return task_create(
         actor=owner,
         slug=slug,

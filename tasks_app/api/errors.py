@@ -8,7 +8,8 @@ bodies, unknown URLs under /api/) all come out in that shape; bad input is a
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse

@@ -1,5 +1,5 @@
-"""Which scope an API call needs. Views declare `required_scopes` per method or
-per action; the default is `read` for safe methods and `write` otherwise."""
+"""Which scope an API call needs: `read` for safe methods, `write` otherwise,
+unless a view says more precisely."""
 
 from __future__ import annotations
 
@@ -10,20 +10,22 @@ from rest_framework import permissions
 from tasks_app.api.auth import request_scopes
 
 
-def required_scope(request: Any, view: Any) -> str:
-    action = getattr(view, "action", None)
-    by_action = getattr(view, "scope_by_action", {})
-    if action in by_action:
-        return by_action[action]
-    return "read" if request.method in permissions.SAFE_METHODS else "write"
+def required_scopes(request: Any, view: Any) -> tuple[str, ...]:
+    """Scopes of which the call needs at least one. A view may widen a method
+    with `scope_by_method` when the body decides (it then checks precisely)."""
+    by_method = getattr(view, "scope_by_method", {})
+    if request.method in by_method:
+        return tuple(by_method[request.method])
+    return ("read",) if request.method in permissions.SAFE_METHODS else ("write",)
 
 
 class HasScope(permissions.BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
         if not (request.user and request.user.is_authenticated):
             return False
-        needed = required_scope(request, view)
-        if needed not in request_scopes(request):
-            self.message = f"This token lacks the '{needed}' scope needed for this call."
+        needed = required_scopes(request, view)
+        if not set(needed) & request_scopes(request):
+            wanted = "' or '".join(needed)
+            self.message = f"This token lacks the '{wanted}' scope needed for this call."
             return False
         return True

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,149 +14,298 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Tag',
+            name="Tag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=64, unique=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.SlugField(max_length=64, unique=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('prefix', models.CharField(db_index=True, max_length=12)),
-                ('key_hash', models.CharField(max_length=64, unique=True)),
-                ('scopes', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("prefix", models.CharField(db_index=True, max_length=12)),
+                ("key_hash", models.CharField(max_length=64, unique=True)),
+                ("scopes", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=120, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('state', models.CharField(choices=[('draft', 'Draft'), ('submitted', 'Submitted'), ('verified', 'Verified'), ('flagged', 'Flagged'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('retired', 'Retired')], db_index=True, default='draft', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True, db_index=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='owned_tasks', to=settings.AUTH_USER_MODEL)),
-                ('tags', models.ManyToManyField(blank=True, related_name='tasks', to='tasks_app.tag')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=120, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("submitted", "Submitted"),
+                            ("verified", "Verified"),
+                            ("flagged", "Flagged"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                            ("retired", "Retired"),
+                        ],
+                        db_index=True,
+                        default="draft",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True, db_index=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="owned_tasks",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                ("tags", models.ManyToManyField(blank=True, related_name="tasks", to="tasks_app.tag")),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='TaskVersion',
+            name="TaskVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('statement', models.TextField()),
-                ('language', models.CharField(choices=[('python', 'python')], default='python', max_length=16)),
-                ('entry_point', models.CharField(blank=True, max_length=200)),
-                ('starter_code', models.TextField(blank=True)),
-                ('suite_kind', models.CharField(choices=[('assertions', 'assertions'), ('check_function', 'check_function'), ('pytest', 'pytest'), ('stdio', 'stdio')], max_length=16)),
-                ('test_setup', models.TextField(blank=True)),
-                ('visible_tests', models.JSONField(blank=True, default=list)),
-                ('hidden_tests', models.JSONField(default=list)),
-                ('time_limit_s', models.FloatField()),
-                ('memory_limit_mb', models.PositiveIntegerField()),
-                ('changelog', models.TextField(blank=True)),
-                ('content_hash', models.CharField(db_index=True, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='authored_versions', to=settings.AUTH_USER_MODEL)),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='children', to='tasks_app.taskversion')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='tasks_app.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("statement", models.TextField()),
+                ("language", models.CharField(choices=[("python", "python")], default="python", max_length=16)),
+                ("entry_point", models.CharField(blank=True, max_length=200)),
+                ("starter_code", models.TextField(blank=True)),
+                (
+                    "suite_kind",
+                    models.CharField(
+                        choices=[
+                            ("assertions", "assertions"),
+                            ("check_function", "check_function"),
+                            ("pytest", "pytest"),
+                            ("stdio", "stdio"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("test_setup", models.TextField(blank=True)),
+                ("visible_tests", models.JSONField(blank=True, default=list)),
+                ("hidden_tests", models.JSONField(default=list)),
+                ("time_limit_s", models.FloatField()),
+                ("memory_limit_mb", models.PositiveIntegerField()),
+                ("changelog", models.TextField(blank=True)),
+                ("content_hash", models.CharField(db_index=True, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="authored_versions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="children",
+                        to="tasks_app.taskversion",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="versions", to="tasks_app.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task_id', '-number'],
+                "ordering": ["task_id", "-number"],
             },
         ),
         migrations.AddField(
-            model_name='task',
-            name='approved_version',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tasks_app.taskversion'),
+            model_name="task",
+            name="approved_version",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="tasks_app.taskversion",
+            ),
         ),
         migrations.AddField(
-            model_name='task',
-            name='latest_version',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tasks_app.taskversion'),
+            model_name="task",
+            name="latest_version",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="tasks_app.taskversion",
+            ),
         ),
         migrations.CreateModel(
-            name='Solution',
+            name="Solution",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('reference', 'reference'), ('adversarial', 'adversarial')], max_length=16)),
-                ('label', models.CharField(max_length=100)),
-                ('code', models.TextField()),
-                ('note', models.TextField(blank=True)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='solutions', to='tasks_app.taskversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("reference", "reference"), ("adversarial", "adversarial")], max_length=16
+                    ),
+                ),
+                ("label", models.CharField(max_length=100)),
+                ("code", models.TextField()),
+                ("note", models.TextField(blank=True)),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="solutions",
+                        to="tasks_app.taskversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['version_id', 'role', 'label'],
+                "ordering": ["version_id", "role", "label"],
             },
         ),
         migrations.CreateModel(
-            name='Transition',
+            name="Transition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_state', models.CharField(blank=True, choices=[('draft', 'Draft'), ('submitted', 'Submitted'), ('verified', 'Verified'), ('flagged', 'Flagged'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('retired', 'Retired')], max_length=16)),
-                ('to_state', models.CharField(choices=[('draft', 'Draft'), ('submitted', 'Submitted'), ('verified', 'Verified'), ('flagged', 'Flagged'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('retired', 'Retired')], max_length=16)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='transitions', to='tasks_app.task')),
-                ('version', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tasks_app.taskversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "from_state",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("draft", "Draft"),
+                            ("submitted", "Submitted"),
+                            ("verified", "Verified"),
+                            ("flagged", "Flagged"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                            ("retired", "Retired"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "to_state",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("submitted", "Submitted"),
+                            ("verified", "Verified"),
+                            ("flagged", "Flagged"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                            ("retired", "Retired"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="transitions", to="tasks_app.task"
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="tasks_app.taskversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='taskversion',
-            constraint=models.UniqueConstraint(fields=('task', 'number'), name='taskversion_unique_number'),
+            model_name="taskversion",
+            constraint=models.UniqueConstraint(fields=("task", "number"), name="taskversion_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='taskversion',
-            constraint=models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='taskversion_number_positive'),
+            model_name="taskversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("number__gte", 1)), name="taskversion_number_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='taskversion',
-            constraint=models.CheckConstraint(condition=models.Q(('suite_kind__in', ('assertions', 'check_function', 'pytest', 'stdio'))), name='taskversion_known_suite_kind'),
+            model_name="taskversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("suite_kind__in", ("assertions", "check_function", "pytest", "stdio"))),
+                name="taskversion_known_suite_kind",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='taskversion',
-            constraint=models.CheckConstraint(condition=models.Q(('time_limit_s__gt', 0)), name='taskversion_time_limit_positive'),
+            model_name="taskversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("time_limit_s__gt", 0)), name="taskversion_time_limit_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='taskversion',
-            constraint=models.CheckConstraint(condition=models.Q(('content_hash__regex', '^[0-9a-f]{64}$')), name='taskversion_hash_is_sha256'),
+            model_name="taskversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("content_hash__regex", "^[0-9a-f]{64}$")), name="taskversion_hash_is_sha256"
+            ),
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['state', 'updated_at'], name='tasks_app_t_state_06c036_idx'),
+            model_name="task",
+            index=models.Index(fields=["state", "updated_at"], name="tasks_app_t_state_06c036_idx"),
         ),
         migrations.AddConstraint(
-            model_name='solution',
-            constraint=models.UniqueConstraint(fields=('version', 'label'), name='solution_unique_label'),
+            model_name="solution",
+            constraint=models.UniqueConstraint(fields=("version", "label"), name="solution_unique_label"),
         ),
         migrations.AddConstraint(
-            model_name='solution',
-            constraint=models.CheckConstraint(condition=models.Q(('role__in', ('reference', 'adversarial'))), name='solution_known_role'),
+            model_name="solution",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("role__in", ("reference", "adversarial"))), name="solution_known_role"
+            ),
         ),
         migrations.AddIndex(
-            model_name='transition',
-            index=models.Index(fields=['task', '-created_at'], name='tasks_app_t_task_id_f727f6_idx'),
+            model_name="transition",
+            index=models.Index(fields=["task", "-created_at"], name="tasks_app_t_task_id_f727f6_idx"),
         ),
     ]

@@ -46,9 +46,7 @@ def tasks_bulk_tag(*, actor: Any, queryset: QuerySet, add: list[str] = (), remov
     if add_names:
         Tag.objects.bulk_create([Tag(name=n) for n in add_names], ignore_conflicts=True)
         tag_ids = list(Tag.objects.filter(name__in=add_names).values_list("pk", flat=True))
-        through.objects.bulk_create(
-            [through(task_id=t, tag_id=g) for t in ids for g in tag_ids], ignore_conflicts=True
-        )
+        through.objects.bulk_create([through(task_id=t, tag_id=g) for t in ids for g in tag_ids], ignore_conflicts=True)
     if remove_names:
         through.objects.filter(task_id__in=ids, tag__name__in=remove_names).delete()
     return BulkResult(applied=len(ids))

@@ -78,13 +78,12 @@ def _check_permission(actor: Any, task: Task, to_state: str) -> None:
 
 def _check_preconditions(task: Task, to_state: str, note: str) -> None:
     version = task.latest_version
-    if to_state == State.SUBMITTED:
-        if version is None or not version.solutions.filter(role="reference").exists():
-            raise ValidationFailed(
-                "A task needs a reference solution before it can be submitted.",
-                details={"solutions": ["Add at least one solution with role 'reference'."]},
-                code="missing_reference",
-            )
+    if to_state == State.SUBMITTED and (version is None or not version.solutions.filter(role="reference").exists()):
+        raise ValidationFailed(
+            "A task needs a reference solution before it can be submitted.",
+            details={"solutions": ["Add at least one solution with role 'reference'."]},
+            code="missing_reference",
+        )
     if to_state == State.REJECTED and not note.strip():
         raise ValidationFailed(
             "Say why the task is rejected.", details={"note": ["A note is required to reject."]}, code="note_required"
@@ -101,7 +100,9 @@ def task_transition(*, actor: Any, task: Task, to_state: str, note: str = "") ->
     the audit record.
     """
     if to_state not in State.values:
-        raise ValidationFailed(f"Unknown state {to_state!r}.", details={"to_state": [f"One of: {', '.join(State.values)}."]})
+        raise ValidationFailed(
+            f"Unknown state {to_state!r}.", details={"to_state": [f"One of: {', '.join(State.values)}."]}
+        )
     if not isinstance(note, str) or len(note) > MAX_NOTE or "\x00" in note:
         raise ValidationFailed("Invalid note.", details={"note": [f"A string of at most {MAX_NOTE} characters."]})
     task = Task.objects.select_for_update(of=("self",)).select_related("latest_version").get(pk=task.pk)
