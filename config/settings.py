@@ -154,6 +154,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
     ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # `?format=` names an import's source format; responses are negotiated by Accept.
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Task curation and reward-verification platform API",

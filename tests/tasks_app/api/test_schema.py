@@ -29,3 +29,8 @@ def test_the_openapi_schema_is_valid_and_lists_the_endpoints():
 def test_the_interactive_docs_are_served_without_a_cdn(db):
     html = APIClient().get("/api/v1/docs/").content.decode()
     assert "swagger-ui" in html and "cdn" not in html.lower()
+
+
+def test_the_schema_is_served_as_json_on_request(db):
+    response = APIClient().get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200 and response.json()["openapi"].startswith("3.")
