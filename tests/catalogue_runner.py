@@ -1,0 +1,288 @@
+"""Run a catalogue task's solutions against its own test suites, for the catalogue's tests.
+
+This checks the catalogue's DATA: that every reference solution passes its
+visible and hidden tests, and that every adversarial solution is caught. It
+is not the platform's sandbox (that isolates untrusted code, lives under
+evaluation/ and comes later). The code here is our own, so a plain child
+process per run is enough: `subprocess.run([sys.executable, ...])` in a
+fresh temporary directory, with a clean environment and a timeout.
+
+Each suite kind runs the way its harness will:
+
+- assertions: solution.py plus a driver that runs test_setup, imports the
+  solution's names and executes each assert on its own;
+- check_function: exec the solution, exec each check module, call
+  `check(<entry_point>)`;
+- pytest: solution.py and test_suite.py, `python -m pytest -q test_suite.py`;
+- stdio: `python solution.py` per case, output compared after stripping
+  trailing whitespace on each line and trailing newlines.
+
+A run that leaves no result record (the solution called `sys.exit`, or
+crashed the driver) counts as failed, never as passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks_app.content import VersionContent
+
+MAX_DETAIL = 300
+
+_DRIVER = r"""
+import json, linecache, sys, traceback
+
+def describe(exc):
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+def where(exc, filename):
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == filename and frame.line:
+            return f" at line {frame.lineno}: {frame.line.strip()}"
+    return ""
+
+def register(filename, source):
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+def main():
+    spec = json.load(open("spec.json", encoding="utf-8"))
+    results = []
+    namespace = {"__name__": "__catalogue_tests__"}
+    try:
+        register("test_setup", spec["setup"])
+        exec(compile(spec["setup"], "test_setup", "exec"), namespace)
+        if spec["kind"] == "assertions":
+            import solution
+            namespace.update({k: v for k, v in vars(solution).items() if not k.startswith("__")})
+        else:
+            solution_ns = {"__name__": "solution"}
+            register("solution.py", spec["solution"])
+            exec(compile(spec["solution"], "solution.py", "exec"), solution_ns)
+            candidate = solution_ns[spec["entry_point"]]
+    except BaseException as exc:  # SystemExit included: an early exit is a failure
+        results = [[i, f"setup or import failed: {describe(exc)}"] for i in range(len(spec["cases"]))]
+    else:
+        for index, case in enumerate(spec["cases"]):
+            filename = f"case {index}"
+            register(filename, case)
+            try:
+                if spec["kind"] == "assertions":
+                    exec(compile(case, filename, "exec"), namespace)
+                else:
+                    check_ns = dict(namespace)
+                    exec(compile(case, filename, "exec"), check_ns)
+                    check_ns["check"](candidate)
+            except BaseException as exc:
+                results.append([index, f"{describe(exc)}{where(exc, filename)}"])
+            else:
+                results.append([index, None])
+    with open(sys.argv[1], "w", encoding="utf-8") as out:
+        json.dump(results, out)
+
+main()
+"""
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """The outcome of one solution against one suite (visible or hidden)."""
+
+    cases: int
+    failures: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class TaskVerdict:
+    slug: str
+    # (solution label, role, suite name) -> result
+    results: dict[tuple[str, str, str], SuiteResult] = field(default_factory=dict)
+
+    def reference_problems(self) -> list[str]:
+        return [
+            f"reference {label!r} fails {suite}: {'; '.join(result.failures)}"
+            for (label, role, suite), result in sorted(self.results.items())
+            if role == "reference" and not result.passed
+        ]
+
+    def uncaught_adversarials(self) -> list[str]:
+        """Adversarials the hidden suite lets through. Being caught only by a timeout does not count:
+        the catalogue's wrong solutions are wrong in output, and a slow machine must not decide."""
+        return [
+            f"adversarial {label!r} passes all {result.cases} hidden case(s) or only times out"
+            for (label, role, suite), result in sorted(self.results.items())
+            if role == "adversarial"
+            and suite == "hidden"
+            and all(failure.endswith("timed out") or "timed out after" in failure for failure in result.failures)
+        ]
+
+    def adversarials_failing_visible(self) -> list[str]:
+        return [
+            f"adversarial {label!r} already fails visible: {'; '.join(result.failures)}"
+            for (label, role, suite), result in sorted(self.results.items())
+            if role == "adversarial" and suite == "visible" and not result.passed
+        ]
+
+
+def _env(home: str) -> dict[str, str]:
+    # A clean environment: nothing of the test run's (DJANGO_SETTINGS_MODULE,
+    # DATABASE_URL) leaks in, and no installed pytest plugin (pytest-django)
+    # loads into a suite that knows nothing of Django.
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": home,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUTF8": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+
+
+def _short(text: str) -> str:
+    text = " | ".join(line.strip() for line in text.strip().splitlines())
+    return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 3] + "..."
+
+
+def normalise_output(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
+
+
+def _run_driven(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
+    spec = {
+        "kind": content.suite_kind,
+        "setup": content.test_setup,
+        "solution": code,
+        "entry_point": content.entry_point,
+        "cases": tests,
+    }
+    (tmp / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    (tmp / "solution.py").write_text(code, encoding="utf-8")
+    (tmp / "driver.py").write_text(_DRIVER, encoding="utf-8")
+    result_path = tmp / "result.json"
+    # The timeout covers the whole suite: every case of one suite runs in one process.
+    limit = timeout * max(1, len(tests))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "driver.py", str(result_path)],
+            cwd=tmp,
+            env=_env(str(tmp)),
+            capture_output=True,
+            text=True,
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:
+        return SuiteResult(len(tests), (f"timed out after {limit:g}s",))
+    if not result_path.exists():
+        return SuiteResult(len(tests), (f"no result record (exit {proc.returncode}): {_short(proc.stderr)}",))
+    records = json.loads(result_path.read_text(encoding="utf-8"))
+    if len(records) != len(tests):
+        return SuiteResult(len(tests), (f"incomplete result record: {len(records)} of {len(tests)} cases",))
+    failures = tuple(f"case {index}: {_short(message)}" for index, message in records if message is not None)
+    return SuiteResult(len(tests), failures)
+
+
+_PYTEST_FAILED = re.compile(r"^(FAILED|ERROR) (.*)$", re.MULTILINE)
+_PYTEST_PASSED = re.compile(r"(\d+) passed")
+
+
+def _run_pytest(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
+    failures: list[str] = []
+    passed = 0
+    for index, module in enumerate(tests):
+        (tmp / "solution.py").write_text(code, encoding="utf-8")
+        source = f"{content.test_setup}\n{module}" if content.test_setup else module
+        (tmp / "test_suite.py").write_text(source, encoding="utf-8")
+        # An empty ini file stops pytest from looking for configuration above tmp.
+        (tmp / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py"],
+                cwd=tmp,
+                env=_env(str(tmp)),
+                capture_output=True,
+                text=True,
+                timeout=timeout * 3,  # pytest's own start-up is part of the run
+            )
+        except subprocess.TimeoutExpired:
+            failures.append(f"module {index}: timed out")
+            continue
+        found = _PYTEST_PASSED.search(proc.stdout)
+        passed += int(found.group(1)) if found else 0
+        if proc.returncode != 0:
+            named = [_short(m.group(2)) for m in _PYTEST_FAILED.finditer(proc.stdout)]
+            detail = named or [f"pytest exited {proc.returncode}: {_short(proc.stdout[-MAX_DETAIL:])}"]
+            failures.extend(f"module {index}: {line}" for line in detail)
+    return SuiteResult(max(passed + len(failures), len(tests)), tuple(failures))
+
+
+def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
+    (tmp / "solution.py").write_text(code, encoding="utf-8")
+    failures: list[str] = []
+    for index, case in enumerate(tests):
+        try:
+            proc = subprocess.run(
+                [sys.executable, "solution.py"],
+                cwd=tmp,
+                env=_env(str(tmp)),
+                input=case["input"],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            failures.append(f"case {index}: timed out after {timeout:g}s")
+            continue
+        if proc.returncode != 0:
+            failures.append(f"case {index}: exit {proc.returncode}: {_short(proc.stderr[-MAX_DETAIL:])}")
+        elif normalise_output(proc.stdout) != normalise_output(case["output"]):
+            failures.append(
+                f"case {index}: input {_short(repr(case['input']))}: expected {_short(repr(case['output']))}, "
+                f"got {_short(repr(proc.stdout))}"
+            )
+    return SuiteResult(len(tests), tuple(failures))
+
+
+_RUNNERS = {
+    "assertions": _run_driven,
+    "check_function": _run_driven,
+    "pytest": _run_pytest,
+    "stdio": _run_stdio,
+}
+
+
+def run_suite(content: VersionContent, code: str, tests: list[Any]) -> SuiteResult:
+    """Run `code` against `tests` (a visible or hidden suite of `content`)."""
+    if not tests:
+        return SuiteResult(0)
+    with tempfile.TemporaryDirectory(prefix="catalogue-run-") as tmp:
+        return _RUNNERS[content.suite_kind](content, code, tests, Path(tmp), float(content.time_limit_s))
+
+
+def verify(entries: Iterable[tuple[str, VersionContent]], *, workers: int | None = None) -> dict[str, TaskVerdict]:
+    """Run every solution of every (slug, content) against its visible and hidden suites, concurrently."""
+    verdicts: dict[str, TaskVerdict] = {}
+    jobs: list[tuple[str, str, str, str, VersionContent, str, list[Any]]] = []
+    for slug, content in entries:
+        verdicts[slug] = TaskVerdict(slug)
+        for solution in content.solutions:
+            for suite, tests in (("visible", content.visible_tests), ("hidden", content.hidden_tests)):
+                jobs.append((slug, solution.label, solution.role, suite, content, solution.code, tests))
+    # Threads suffice: each job waits on its own child process.
+    with ThreadPoolExecutor(max_workers=workers or max(4, (os.cpu_count() or 2) * 2)) as pool:
+        futures = [(job, pool.submit(run_suite, job[4], job[5], job[6])) for job in jobs]
+        for (slug, label, role, suite, *_), future in futures:
+            verdicts[slug].results[(label, role, suite)] = future.result()
+    return verdicts
