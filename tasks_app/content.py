@@ -189,12 +189,15 @@ class _Parser:
 
     # Strings --------------------------------------------------------------------
 
-    def text(self, data: dict, name: str, *, limit: int, required: bool = False, default: str = "") -> str:
+    def text(
+        self, data: dict, name: str, *, limit: int, required: bool = False, default: str = "", path: str = ""
+    ) -> str:
+        path = path or name
         if name not in data or data[name] is None:
             if required:
-                self.error(name, "This field is required.")
+                self.error(path, "This field is required.")
             return default
-        return self.string_value(data[name], name, limit=limit, required=required)
+        return self.string_value(data[name], path, limit=limit, required=required)
 
     def string_value(self, value: Any, path: str, *, limit: int, required: bool = False) -> str:
         if not isinstance(value, str):
@@ -390,7 +393,7 @@ class _Parser:
             role = item.get("role")
             if role not in SOLUTION_ROLES:
                 self.error(f"{path}.role", f"Unknown role {role!r}. One of: {', '.join(SOLUTION_ROLES)}.")
-            label = self.text(item, "label", limit=MAX_LABEL_CHARS * 4, required=True).strip()
+            label = self.text(item, "label", limit=MAX_LABEL_CHARS * 4, required=True, path=f"{path}.label").strip()
             if len(label) > MAX_LABEL_CHARS:
                 self.error(f"{path}.label", f"At most {MAX_LABEL_CHARS} characters.")
             if label in labels:
@@ -406,7 +409,7 @@ class _Parser:
                     self.error(f"{path}.code", "A reference solution may not be empty.")
                 elif entry_point and suite_kind != "stdio" and entry_point not in top_level_names(code):
                     self.error(f"{path}.code", f"The reference does not define `{entry_point}` at top level.")
-            note = self.text(item, "note", limit=settings.TASKS_MAX_STATEMENT_BYTES)
+            note = self.text(item, "note", limit=settings.TASKS_MAX_STATEMENT_BYTES, path=f"{path}.note")
             out.append(SolutionContent(role=role or "", label=label, code=code, note=note))
         return out
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
 from tasks_app.content import SUITE_KINDS
 from tasks_app.errors import NotFound, ValidationFailed
-from tasks_app.models import State, Task, TaskVersion, Transition
+from tasks_app.models import State, Tag, Task, TaskVersion, Transition
 
 SORTS = {
     "slug": ("slug",),
@@ -143,3 +144,14 @@ def state_counts() -> dict[str, int]:
     counts = {s: 0 for s in State.values}
     counts.update({r["state"]: r["n"] for r in rows})
     return counts
+
+
+def tag_names() -> list[str]:
+    """Tags in use, for the list's tag filter."""
+    return list(Tag.objects.filter(tasks__isnull=False).distinct().order_by("name").values_list("name", flat=True))
+
+
+def task_owners() -> list[str]:
+    """Usernames that own at least one task, for the list's author filter."""
+    users = get_user_model().objects.filter(owned_tasks__isnull=False).distinct().order_by("username")
+    return list(users.values_list("username", flat=True))

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$ROOT"
 
 ensure_venv requirements-dev.txt
+# The UI's real-browser tests drive Debian's headless Chromium.
+command -v chromium >/dev/null || apt_install chromium fonts-dejavu-core
 DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
 export DATABASE_URL
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"

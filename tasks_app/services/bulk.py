@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from tasks_app.errors import DomainError, PermissionDenied
 from tasks_app.models import Tag, Task
-from tasks_app.roles import CURATOR, has_role
+from tasks_app.roles import CURATOR, REVIEWER, has_role
 from tasks_app.services.lifecycle import task_transition
 from tasks_app.services.versions import normalise_tags
 
@@ -59,6 +59,8 @@ def tasks_bulk_transition(*, actor: Any, queryset: QuerySet, to_state: str, note
     state, four eyes) is reported as skipped with its reason and does not
     undo the others.
     """
+    if not has_role(actor, CURATOR, REVIEWER):
+        raise PermissionDenied("Only curators and reviewers act on tasks in bulk.")
     result = BulkResult()
     ids = _guard_size(queryset)
     for task in Task.objects.filter(pk__in=ids).order_by("slug"):

@@ -98,6 +98,9 @@ def task_transition(*, actor: Any, task: Task, to_state: str, note: str = "") ->
     state (409 otherwise); check the actor's role and four eyes (403); check
     preconditions (400); update the state with a conditional write; append
     the audit record.
+
+    It works on its own locked copy of the task: read the new state from the
+    returned transition's `task`, not from the caller's object.
     """
     if to_state not in State.values:
         raise ValidationFailed(

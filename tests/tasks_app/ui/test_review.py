@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from django.urls import reverse
+
+from tasks_app.models import State, Task, Transition
+from tests.factories import make_task
+from tests.tasks_app.ui.conftest import in_review
+
+QUEUE = reverse("ui:review-queue")
+
+
+def transition_url(slug: str = "add-two") -> str:
+    return reverse("ui:task-transition", args=[slug])
+
+
+def test_the_review_queue_is_403_for_curators(client_for, curator):
+    response = client_for(curator).get(QUEUE)
+    assert response.status_code == 403
+    assert "Only reviewers" in response.content.decode()
+
+
+def test_the_queue_lists_flagged_tasks_first_with_inline_buttons(client_for, curator, reviewer):
+    in_review(owner=curator, slug="fine", state=State.VERIFIED)
+    in_review(owner=curator, slug="doubtful", state=State.FLAGGED)
+    make_task(owner=curator, slug="still-draft")
+    response = client_for(reviewer).get(QUEUE)
+    assert response.status_code == 200
+    assert [row["task"].slug for row in response.context["rows"]] == ["doubtful", "fine"]
+    html = response.content.decode()
+    assert "still-draft" not in html
+    assert html.count('value="approved"') == 2 and html.count('value="rejected"') == 2
+    assert f'hx-post="{transition_url("fine")}"' in html and 'hx-target="closest li"' in html
+
+
+def test_a_reviewer_approves_with_one_post(client_for, curator, reviewer):
+    task = in_review(owner=curator)
+    response = client_for(reviewer).post(transition_url(), {"to_state": "approved", "return_to": "review"})
+    assert response.status_code == 302 and response["Location"] == QUEUE
+    task.refresh_from_db()
+    assert task.state == State.APPROVED and task.approved_version_id == task.latest_version_id
+    assert Transition.objects.filter(task=task, to_state=State.APPROVED, actor=reviewer).exists()
+
+
+def test_an_htmx_approve_swaps_in_the_row_with_its_new_state(client_for, curator, reviewer):
+    in_review(owner=curator)
+    response = client_for(reviewer).post(
+        transition_url(), {"to_state": "approved", "return_to": "review"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<li class="card review-item" id="review-add-two">')
+    assert "Approved: add-two is now approved." in html and "badge-approved" in html
+    assert 'value="approved"' not in html
+
+
+def test_a_reviewer_who_authored_the_version_gets_no_buttons_and_a_forced_post_is_refused(client_for, curator_reviewer):
+    in_review(owner=curator_reviewer)
+    client = client_for(curator_reviewer)
+    html = client.get(QUEUE).content.decode()
+    assert "You authored this — another reviewer must decide." in html
+    assert 'value="approved"' not in html
+    response = client.post(transition_url(), {"to_state": "approved", "return_to": "review"})
+    assert response.status_code == 403
+    assert "Four eyes" in response.content.decode()
+    assert Task.objects.get(slug="add-two").state == State.VERIFIED
+    detail = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert "You authored this — another reviewer must decide." in detail and 'value="approved"' not in detail
+
+
+def test_rejecting_without_a_note_shows_the_error_next_to_the_note(client_for, curator, reviewer):
+    in_review(owner=curator)
+    client = client_for(reviewer)
+    response = client.post(transition_url(), {"to_state": "rejected", "return_to": "review", "note": "  "})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="note-add-two-errors"' in html and "A note is required to reject." in html
+    assert Task.objects.get(slug="add-two").state == State.VERIFIED
+    with_htmx = client.post(transition_url(), {"to_state": "rejected", "return_to": "review"}, HTTP_HX_REQUEST="true")
+    assert with_htmx.status_code == 400 and "A note is required to reject." in with_htmx.content.decode()
+    assert "<html" not in with_htmx.content.decode()
+
+
+def test_rejecting_with_a_note_records_it(client_for, curator, reviewer):
+    task = in_review(owner=curator)
+    client_for(reviewer).post(transition_url(), {"to_state": "rejected", "note": "Tests accept `return 0`."})
+    task.refresh_from_db()
+    assert task.state == State.REJECTED
+    assert task.transitions.first().note == "Tests accept `return 0`."
+
+
+def test_the_detail_page_offers_the_actions_of_the_state_and_posts_them(client_for, curator):
+    task = make_task(owner=curator)
+    client = client_for(curator)
+    html = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert 'value="submitted"' in html and 'value="retired"' in html and 'value="approved"' not in html
+    response = client.post(transition_url(), {"to_state": "submitted", "note": "Ready."}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("ui:task-detail", args=["add-two"])
+    task.refresh_from_db()
+    assert task.state == State.SUBMITTED
+    html = response.content.decode()
+    assert 'value="draft"' in html and "Withdraw" in html  # the actions of the new state
+    assert "Ready." in html  # the audit trail shows the note
+
+
+def test_an_impossible_transition_is_a_409_on_the_detail_page(client_for, curator):
+    make_task(owner=curator)
+    response = client_for(curator).post(transition_url(), {"to_state": "approved"})
+    assert response.status_code == 409
+    assert "cannot move to &#x27;approved&#x27;" in response.content.decode()
+
+
+def test_transitions_are_post_only(client_for, curator):
+    make_task(owner=curator)
+    assert client_for(curator).get(transition_url()).status_code == 405
+
+
+def test_a_reviewer_approves_from_the_task_page_in_one_click(client_for, curator, reviewer):
+    task = in_review(owner=curator, state=State.FLAGGED)
+    client = client_for(reviewer)
+    html = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert 'value="approved"' in html and 'value="rejected"' in html and 'id="review-note"' in html
+    response = client.post(transition_url(), {"to_state": "approved", "return_to": "detail"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("ui:task-detail", args=["add-two"])
+    assert "Approved: add-two is now approved." in response.content.decode()
+    task.refresh_from_db()
+    assert task.state == State.APPROVED
