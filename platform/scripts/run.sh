@@ -22,7 +22,10 @@ stop() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap stop INT TERM EXIT
+# Ctrl-C is how a user stops the platform: a clean exit. A crash of either
+# process still exits non-zero, through the EXIT trap after `wait -n`.
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
 
 "$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency=2 &
 pids+=($!)
