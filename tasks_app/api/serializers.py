@@ -16,6 +16,7 @@ from tasks_app.content import LANGUAGES, SOLUTION_ROLES, SUITE_KINDS, VersionCon
 from tasks_app.errors import ValidationFailed
 from tasks_app.models import ApiToken, State, Task, TaskVersion, Transition
 from tasks_app.services.tokens import SCOPES
+from tasks_app.services.versions import SLUG_RE
 
 
 class StrictSerializer(serializers.Serializer):
@@ -80,7 +81,7 @@ class VersionContentField(serializers.Field):
 
 
 class TaskCreateInput(StrictSerializer):
-    slug = serializers.CharField(max_length=120)
+    slug = serializers.RegexField(SLUG_RE.pattern, max_length=120, help_text="Lowercase letters, digits and hyphens.")
     title = serializers.CharField(max_length=200)
     tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
     changelog = serializers.CharField(required=False, allow_blank=True, default="")

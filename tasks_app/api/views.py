@@ -106,7 +106,7 @@ class TaskListView(generics.GenericAPIView):
     serializer_class = s.TaskOut
     queryset = Task.objects.none()  # for the schema generator; reads go through selectors
 
-    @extend_schema(parameters=TASK_FILTER_PARAMS, responses={200: s.TaskOut(many=True), **errors(400, 401, 403)})
+    @extend_schema(parameters=TASK_FILTER_PARAMS, responses={200: s.TaskOut(many=True), **errors(400, 401, 403, 404)})
     def get(self, request: Request) -> Response:
         queryset = selectors.task_list(filters=selectors.TaskFilters.from_params(request.query_params))
         page = self.paginate_queryset(queryset)
@@ -146,7 +146,7 @@ class VersionListView(generics.GenericAPIView):
     serializer_class = s.VersionSummaryOut
     queryset = TaskVersion.objects.none()  # for the schema generator; reads go through selectors
 
-    @extend_schema(responses={200: s.VersionSummaryOut(many=True), **errors(401, 403, 404)})
+    @extend_schema(responses={200: s.VersionSummaryOut(many=True), **errors(400, 401, 403, 404)})
     def get(self, request: Request, slug: str) -> Response:
         task = selectors.task_get(slug=slug)
         page = self.paginate_queryset(selectors.task_versions(task=task))
@@ -246,7 +246,7 @@ class TransitionListView(generics.GenericAPIView):
     # Which scope a POST needs depends on the target state; checked in post().
     scope_by_method = {"POST": ("write", "review")}
 
-    @extend_schema(responses={200: s.TransitionOut(many=True), **errors(401, 403, 404)})
+    @extend_schema(responses={200: s.TransitionOut(many=True), **errors(400, 401, 403, 404)})
     def get(self, request: Request, slug: str) -> Response:
         task = selectors.task_get(slug=slug)
         page = self.paginate_queryset(selectors.task_history(task=task))
@@ -272,7 +272,7 @@ class ReviewQueueView(generics.GenericAPIView):
     serializer_class = s.TaskOut
     queryset = Task.objects.none()  # for the schema generator; reads go through selectors
 
-    @extend_schema(responses={200: s.TaskOut(many=True), **errors(401, 403)})
+    @extend_schema(responses={200: s.TaskOut(many=True), **errors(400, 401, 403, 404)})
     def get(self, request: Request) -> Response:
         page = self.paginate_queryset(selectors.review_queue())
         return self.get_paginated_response(s.TaskOut(page, many=True).data)

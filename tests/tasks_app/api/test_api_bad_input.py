@@ -169,3 +169,14 @@ def test_json_text_values_are_checked_field_by_field(curator, api_as):
     body = json.dumps(base(entry_point="not an identifier", memory_limit_mb=10**9)).encode()
     error = assert_error(api_as(curator, WRITE).post("/api/v1/tasks/", body, content_type="application/json"), 400)
     assert {"version.entry_point", "version.memory_limit_mb"} <= set(error["details"])
+
+
+@pytest.mark.parametrize("query", ["page=0", "page=abc", "page_size=-5", "page_size=100000", "page_size="])
+def test_a_malformed_page_or_page_size_is_a_400(curator, api_as, query):
+    error = assert_error(api_as(curator, ["read"]).get(f"/api/v1/tasks/?{query}"), 400)
+    assert set(error["details"]) == {query.split("=")[0]}
+
+
+def test_a_page_past_the_end_is_a_404(curator, api_as):
+    make_task(owner=curator)
+    assert_error(api_as(curator, ["read"]).get("/api/v1/tasks/?page=2"), 404, "not_found")

@@ -160,3 +160,18 @@ def test_a_user_without_roles_sees_no_bulk_or_new_task_controls(client_for, cata
     nobody = UserFactory(username="nora")
     html = client_for(nobody).get(LIST).content.decode()
     assert reverse("ui:bulk") not in html and reverse("ui:task-create") not in html
+
+
+def test_the_list_page_runs_the_same_number_of_queries_for_3_or_25_rows(client_for, curator, catalogue):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(curator)
+    client.get(LIST)  # warm the session and role caches
+    with CaptureQueriesContext(connection) as few:
+        client.get(LIST)
+    for i in range(22):
+        make_task(owner=curator, slug=f"more-{i:02d}", title=f"More {i}", tags=[f"tag-{i}"])
+    with CaptureQueriesContext(connection) as many:
+        assert len(slugs_in(client.get(LIST))) == 25
+    assert len(many) == len(few)
