@@ -40,6 +40,17 @@ def unreviewed_authors(task: Task) -> set[int]:
     return set(versions.values_list("author_id", flat=True))
 
 
+def unreviewed_authors_by_task(tasks: list[Task]) -> dict[int, set[int]]:
+    """`unreviewed_authors` for many tasks in one query (a review queue page)."""
+    approved = dict(Task.objects.filter(pk__in=[t.pk for t in tasks]).values_list("pk", "approved_version__number"))
+    authors: dict[int, set[int]] = {t.pk: set() for t in tasks}
+    rows = TaskVersion.objects.filter(task__in=list(authors)).values_list("task_id", "number", "author_id")
+    for task_id, number, author_id in rows:
+        if number > (approved.get(task_id) or 0):
+            authors[task_id].add(author_id)
+    return authors
+
+
 def can_review(actor: Any, task: Task) -> bool:
     return has_role(actor, REVIEWER) and actor.pk not in unreviewed_authors(task)
 

@@ -15,7 +15,7 @@ from tasks_app import selectors, services
 from tasks_app.errors import DomainError, PermissionDenied
 from tasks_app.models import State, Task
 from tasks_app.roles import REVIEWER, has_role
-from tasks_app.services.lifecycle import can_review
+from tasks_app.services.lifecycle import can_review, unreviewed_authors_by_task
 from tasks_app.ui.views.common import domain_errors
 from tasks_app.ui.views.tasks import detail_context
 
@@ -30,7 +30,10 @@ _DONE = {
 
 
 def _review_rows(user: Any, tasks: Any) -> list[dict[str, Any]]:
-    return [{"task": task, "can_review": can_review(user, task)} for task in tasks]
+    tasks = list(tasks)
+    is_reviewer = has_role(user, REVIEWER)
+    blocked = unreviewed_authors_by_task(tasks)
+    return [{"task": task, "can_review": is_reviewer and user.pk not in blocked[task.pk]} for task in tasks]
 
 
 def _queue_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:

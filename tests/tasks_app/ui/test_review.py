@@ -124,3 +124,36 @@ def test_a_reviewer_approves_from_the_task_page_in_one_click(client_for, curator
     assert "Approved: add-two is now approved." in response.content.decode()
     task.refresh_from_db()
     assert task.state == State.APPROVED
+
+
+def test_the_queue_runs_the_same_number_of_queries_for_1_or_12_rows(client_for, curator, curator_reviewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(curator_reviewer)
+    in_review(owner=curator, slug="first")
+    client.get(QUEUE)
+    with CaptureQueriesContext(connection) as one:
+        client.get(QUEUE)
+    for i in range(11):
+        in_review(owner=curator_reviewer if i % 2 else curator, slug=f"more-{i}")
+    with CaptureQueriesContext(connection) as twelve:
+        html = client.get(QUEUE).content.decode()
+    assert len(twelve) == len(one)
+    # The reviewer authored five of them: four eyes hides their buttons there.
+    assert html.count("another reviewer must decide") == 5
+
+
+def test_the_batched_four_eyes_check_agrees_with_the_single_one(curator, curator_reviewer):
+    from tasks_app.services import task_version_create
+    from tasks_app.services.lifecycle import unreviewed_authors, unreviewed_authors_by_task
+    from tests.factories import content_data
+
+    a = in_review(owner=curator, slug="a")
+    b = make_task(owner=curator, slug="b")
+    from tasks_app.content import VersionContent
+
+    task_version_create(actor=curator_reviewer, task=b, content=VersionContent.parse(content_data(statement="2")))
+    batched = unreviewed_authors_by_task([a, b])
+    assert batched == {a.pk: unreviewed_authors(a), b.pk: unreviewed_authors(b)}
+    assert batched[b.pk] == {curator.pk, curator_reviewer.pk}
