@@ -1,0 +1,548 @@
+"""The judge: the only process of a run that reads the tests and holds expected
+values. It starts solution processes through the agent, talks to them with
+plain data, and decides each test's outcome outside the solution's reach."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import select
+import socket
+import threading
+import time
+import traceback
+from typing import Any
+
+from . import codec, protocol
+
+OUTCOME_PASSED, OUTCOME_FAILED, OUTCOME_ERROR, OUTCOME_SKIPPED = "passed", "failed", "error", "skipped"
+# A failure of the candidate that ends the whole run rather than one test.
+FATAL = {"timeout": "timeout", "memory": "memory_exceeded", "output": "output_exceeded"}
+
+
+class CandidateFailure(Exception):
+    """The candidate did not produce a value: it raised, exited, returned something
+    that is not plain data, ran out of time or memory, or flooded its output."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class SuiteProblem(Exception):
+    """The test suite itself cannot run as written (not the candidate's fault)."""
+
+
+class Capture(threading.Thread):
+    """Drains one output pipe of a solution process, keeping the first `cap` bytes."""
+
+    def __init__(self, fd: int, cap: int, on_exceeded: Any) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.cap, self.on_exceeded = fd, cap, on_exceeded
+        self.kept = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.total += len(chunk)
+            room = self.cap - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+            if self.total > self.cap:
+                self.on_exceeded()
+                break
+        os.close(self.fd)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.total > self.cap
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", errors="replace")
+
+
+class Child:
+    def __init__(self, pid: int, chan: socket.socket | None, out: Capture, err: Capture) -> None:
+        self.pid, self.chan, self.out, self.err = pid, chan, out, err
+        self.exit: dict[str, Any] | None = None
+        self.seq = 0
+
+
+def top_level_names(source: str) -> tuple[set[str], set[str]]:
+    """(callables, other names) that a module defines at top level, read without running it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(), set()
+    callables, values = set(), set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            callables.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            values.update(t.id for t in targets if isinstance(t, ast.Name))
+    return callables, values - callables
+
+
+class Judge:
+    def __init__(
+        self, ctl: socket.socket, run: dict[str, Any], tests: dict[str, Any], first: dict[str, int] | None = None
+    ) -> None:
+        self.first = first
+        self.ctl = ctl
+        self.ctl_lock = threading.Lock()
+        self.run_spec = run
+        self.tests = tests
+        self.limits = run["limits"]
+        self.deadline = time.monotonic() + float(self.limits["wall_s"])
+        self.output_cap = int(self.limits["output_bytes"])
+        self.children: list[Child] = []
+        self.outcomes: list[dict[str, Any]] = []
+        self.fatal: str | None = None
+        self.pending_exits: dict[int, dict[str, Any]] = {}
+
+    # -- talking to the agent -------------------------------------------------------------
+
+    def _ctl_send(self, message: dict[str, Any], fds: list[int] = ()) -> None:
+        with self.ctl_lock:
+            socket.send_fds(self.ctl, [json.dumps(message).encode()], list(fds))
+
+    def _ctl_receive(self, timeout: float) -> dict[str, Any] | None:
+        ready, _, _ = select.select([self.ctl], [], [], max(0.0, timeout))
+        if not ready:
+            return None
+        data = self.ctl.recv(65536)
+        if not data:
+            raise SuiteProblem("the agent closed the control channel")
+        return json.loads(data)
+
+    def _wait_for(self, predicate: Any, timeout: float) -> dict[str, Any] | None:
+        end = time.monotonic() + timeout
+        while True:
+            message = self._ctl_receive(end - time.monotonic())
+            if message is None:
+                return None
+            if message.get("op") == "exited":
+                self.pending_exits[message["pid"]] = message
+                for child in self.children:
+                    if child.pid == message["pid"]:
+                        child.exit = message
+            if predicate(message):
+                return message
+
+    def _adopt_first(self) -> Child:
+        """The solution process the agent started beside us, already loading."""
+        first, self.first = self.first, None
+        child = Child(first["pid"], socket.socket(fileno=first["chan"]), None, None)  # type: ignore[arg-type]
+        self._start_capture(child, first["out"], first["err"])
+        return child
+
+    def _start_capture(self, child: Child, out_r: int, err_r: int) -> None:
+        child.out = Capture(out_r, self.output_cap, lambda: self._output_exceeded(child))
+        child.err = Capture(err_r, self.output_cap, lambda: self._output_exceeded(child))
+        child.out.start()
+        child.err.start()
+        self.children.append(child)
+
+    def spawn(self, mode: str, *, stdin: bool = False) -> Child:
+        """Ask the agent for a fresh solution process wired to new pipes of ours."""
+        if self.first is not None and not stdin:
+            return self._adopt_first()
+        ours, theirs = [], []
+        chan = None
+        if mode in ("calls", "pytest"):
+            chan, child_end = socket.socketpair()
+            theirs.append(child_end.fileno())
+            ours.append(child_end)
+        if stdin:
+            read_end, write_end = os.pipe()
+            theirs.append(read_end)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        theirs += [out_w, err_w]
+        self._ctl_send({"op": "spawn", "mode": mode}, theirs)
+        for fd in theirs:
+            if not (chan is not None and fd == ours[0].fileno()):
+                os.close(fd)
+        for sock in ours:
+            sock.close()
+        reply = self._wait_for(lambda m: m.get("op") == "spawned", 10.0)
+        if reply is None:
+            raise SuiteProblem("the agent did not start a solution process")
+        child = Child(reply["pid"], chan, None, None)  # type: ignore[arg-type]
+        child.stdin_fd = write_end if stdin else None  # type: ignore[attr-defined]
+        self._start_capture(child, out_r, err_r)
+        return child
+
+    def kill(self, child: Child) -> None:
+        if child.exit is None:
+            self._ctl_send({"op": "kill", "pid": child.pid})
+
+    def _output_exceeded(self, child: Child) -> None:
+        self.kill(child)
+
+    def reap(self, child: Child, timeout: float = 5.0) -> dict[str, Any]:
+        if child.exit is None:
+            self._wait_for(lambda m: m.get("op") == "exited" and m.get("pid") == child.pid, timeout)
+        return child.exit or {"code": None, "signal": None}
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    # -- calls into the candidate -----------------------------------------------------------
+
+    def _failure_from_exit(self, child: Child) -> CandidateFailure:
+        if child.out.exceeded or child.err.exceeded:
+            return CandidateFailure("output", f"the candidate wrote more than {self.output_cap} bytes of output")
+        status = self.reap(child)
+        signal_number, code = status.get("signal"), status.get("code")
+        if status.get("cpu_exceeded") or signal_number in (24,):  # SIGXCPU
+            return CandidateFailure("timeout", "the candidate used up its CPU time")
+        if status.get("memory_exceeded"):
+            return CandidateFailure("memory", "the candidate ran out of memory")
+        if signal_number:
+            return CandidateFailure("exited", f"the candidate's process was killed by signal {signal_number}")
+        return CandidateFailure("exited", f"the candidate's process exited (code {code}) before answering")
+
+    def request(self, child: Child, message: dict[str, Any]) -> dict[str, Any]:
+        if child.chan is None or child.exit is not None:
+            raise self._failure_from_exit(child)
+        child.seq += 1
+        message["id"] = child.seq
+        fd = child.chan.fileno()
+        try:
+            protocol.send(fd, message)
+        except OSError:
+            raise self._failure_from_exit(child) from None
+        ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
+        if not ready:
+            self.kill(child)
+            raise CandidateFailure("timeout", f"no answer within the {self.limits['wall_s']} s wall-time limit")
+        try:
+            reply = protocol.receive(fd)
+        except protocol.ChannelClosed:
+            raise self._failure_from_exit(child) from None
+        except protocol.ChannelCorrupt as exc:
+            self.kill(child)
+            raise CandidateFailure("exited", f"the candidate corrupted its channel: {exc}") from None
+        if not isinstance(reply, dict) or reply.get("id") != child.seq:
+            self.kill(child)
+            raise CandidateFailure("exited", "the candidate answered out of turn")
+        if reply.get("memory"):
+            raise CandidateFailure("memory", "the candidate ran out of memory (MemoryError)")
+        return reply
+
+    def call(self, child: Child, name: str, args: tuple, kwargs: dict) -> Any:
+        try:
+            encoded = {"args": codec.encode(tuple(args)), "kwargs": codec.encode(dict(kwargs))}
+        except codec.NotPlainData as exc:
+            raise SuiteProblem(f"the test passes {name}() an argument that is not plain data: {exc}") from None
+        reply = self.request(child, {"op": "call", "name": name, **encoded})
+        return self._value(name, reply)
+
+    def get(self, child: Child, name: str) -> Any:
+        return self._value(name, self.request(child, {"op": "get", "name": name}))
+
+    @staticmethod
+    def _value(name: str, reply: dict[str, Any]) -> Any:
+        if "raised" in reply:
+            raised = reply["raised"]
+            raise CandidateFailure("raised", f"{name} raised {raised['type']}: {raised['message']}")
+        if "not_data" in reply:
+            raise CandidateFailure("not_data", f"{name} returned {reply['not_data']}")
+        return codec.decode(reply["value"])
+
+    # -- running a suite -----------------------------------------------------------------------
+
+    def record(self, name: str, outcome: str, message: str, started: float) -> None:
+        self.outcomes.append(
+            {"name": name, "outcome": outcome, "message": message[:2000], "duration_s": time.monotonic() - started}
+        )
+
+    def named_tests(self) -> list[tuple[str, Any]]:
+        items = [(f"visible[{i}]", t) for i, t in enumerate(self.tests.get("visible") or [])]
+        items += [(f"hidden[{i}]", t) for i, t in enumerate(self.tests.get("hidden") or [])]
+        random.Random(self.run_spec["seed"]).shuffle(items)
+        return items
+
+    def run(self) -> dict[str, Any]:
+        kind = self.run_spec["kind"]
+        try:
+            if kind == "stdio":
+                self.run_stdio()
+            elif kind == "pytest":
+                self.run_pytest()
+            else:
+                self.run_calls(kind)
+        except CandidateFailure as exc:
+            self.fatal = FATAL.get(exc.kind, "failed")
+            self.message = str(exc)
+        return self.report()
+
+    def load(self) -> Child:
+        child = self.spawn("calls")
+        fd = child.chan.fileno()
+        ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
+        if not ready:
+            self.kill(child)
+            raise CandidateFailure("timeout", "loading the solution took longer than the wall-time limit")
+        try:
+            loaded = protocol.receive(fd)
+        except (protocol.ChannelClosed, protocol.ChannelCorrupt):
+            raise self._failure_from_exit(child) from None
+        if loaded.get("memory"):
+            raise CandidateFailure("memory", "the candidate ran out of memory while loading")
+        if not loaded.get("loaded"):
+            error = loaded.get("error", {})
+            self.load_error = f"{error.get('type')}: {error.get('message')}\n{loaded.get('traceback', '')}"
+            raise LoadError(self.load_error)
+        return child
+
+    def namespace(self, child: Child) -> dict[str, Any]:
+        callables, values = top_level_names(self.run_spec["solution"])
+        names: dict[str, Any] = {"__name__": "__judge__"}
+        for name in callables:
+            names[name] = _proxy(self, child, name)
+        for name in values:
+            try:
+                names[name] = self.get(child, name)
+            except CandidateFailure:
+                pass  # not plain data: a test that needs it fails on the NameError
+        setup = self.tests.get("setup") or ""
+        if setup:
+            exec(compile(setup, "<test setup>", "exec"), names)  # noqa: S102 - the curator's test code
+        return names
+
+    def run_calls(self, kind: str) -> None:
+        child = self.load()
+        names = self.namespace(child)
+        entry = self.run_spec.get("entry_point") or ""
+        for test_name, source in self.named_tests():
+            started = time.monotonic()
+            scope = dict(names)
+            try:
+                if kind == "assertions":
+                    exec(compile(source, f"<{test_name}>", "exec"), scope)  # noqa: S102
+                else:
+                    exec(compile(source, f"<{test_name}>", "exec"), scope)  # noqa: S102
+                    check = scope.get("check")
+                    if not callable(check):
+                        raise SuiteProblem("the test module defines no check(candidate)")
+                    check(names.get(entry) or _proxy(self, child, entry))
+            except AssertionError as exc:
+                self.record(test_name, OUTCOME_FAILED, f"assertion failed: {exc}".rstrip(": "), started)
+            except CandidateFailure as exc:
+                self.record(test_name, OUTCOME_FAILED, str(exc), started)
+                if exc.kind in FATAL:
+                    raise
+                if child.exit is not None or exc.kind == "exited":
+                    child = self._respawn_after_exit(child, names)
+            except SuiteProblem as exc:
+                self.record(test_name, OUTCOME_ERROR, f"test error: {exc}", started)
+            except Exception as exc:  # the test code itself failed (NameError, TypeError, ...)
+                self.record(test_name, OUTCOME_ERROR, f"test error: {type(exc).__name__}: {exc}", started)
+            else:
+                self.record(test_name, OUTCOME_PASSED, "", started)
+
+    def _respawn_after_exit(self, dead: Child, names: dict[str, Any]) -> Child:
+        """The candidate exited mid-suite; later tests get a fresh process so that one
+        early exit is not mistaken for many failures of the suite's own making."""
+        self.reap(dead, 2.0)
+        child = self.load()
+        for name, value in list(names.items()):
+            if isinstance(value, _Proxy):
+                names[name] = _proxy(self, child, name)
+        return child
+
+    def run_stdio(self) -> None:
+        for test_name, case in self.named_tests():
+            started = time.monotonic()
+            child = self.spawn("program", stdin=True)
+            feeder = threading.Thread(target=_feed, args=(child.stdin_fd, case["input"].encode()), daemon=True)
+            feeder.start()
+            child.out.join(max(0.0, self.remaining()))
+            if child.out.is_alive():
+                self.kill(child)
+                self.record(test_name, OUTCOME_FAILED, "timed out", started)
+                raise CandidateFailure("timeout", f"no output end within the {self.limits['wall_s']} s limit")
+            status = self.reap(child)
+            child.err.join(1.0)
+            if child.out.exceeded or child.err.exceeded:
+                self.record(test_name, OUTCOME_FAILED, "output limit exceeded", started)
+                raise CandidateFailure("output", f"the program wrote more than {self.output_cap} bytes")
+            if status.get("cpu_exceeded"):
+                self.record(test_name, OUTCOME_FAILED, "CPU time exceeded", started)
+                raise CandidateFailure("timeout", "the program used up its CPU time")
+            if status.get("memory_exceeded") or status.get("code") == 86:
+                self.record(test_name, OUTCOME_FAILED, "memory exceeded", started)
+                raise CandidateFailure("memory", "the program ran out of memory")
+            got, expected = _normalise(child.out.text()), _normalise(case["output"])
+            if status.get("signal") or status.get("code"):
+                how = f"signal {status['signal']}" if status.get("signal") else f"exit code {status.get('code')}"
+                self.record(test_name, OUTCOME_FAILED, f"the program ended with {how}", started)
+            elif got == expected:
+                self.record(test_name, OUTCOME_PASSED, "", started)
+            else:
+                self.record(test_name, OUTCOME_FAILED, _first_difference(expected, got), started)
+
+    def run_pytest(self) -> None:
+        child = self.spawn("pytest")
+        modules = (self.tests.get("visible") or []) + (self.tests.get("hidden") or [])
+        setup = self.tests.get("setup") or ""
+        test_module = "\n\n".join([setup, *modules]) if setup else "\n\n".join(modules)
+        fd = child.chan.fileno()
+        protocol.send(fd, {"test_module": test_module})
+        collected: list[str] | None = None
+        reports: dict[str, dict[str, Any]] = {}
+        finished = False
+        collect_errors: list[str] = []
+        while True:
+            ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
+            if not ready:
+                self.kill(child)
+                raise CandidateFailure("timeout", f"pytest did not finish within {self.limits['wall_s']} s")
+            try:
+                message = protocol.receive(fd)
+            except protocol.ChannelClosed:
+                break
+            except protocol.ChannelCorrupt as exc:
+                self.kill(child)
+                raise CandidateFailure("exited", f"the test process corrupted its channel: {exc}") from None
+            if "collected" in message:
+                collected = list(message["collected"])
+            elif "collect_error" in message:
+                collect_errors.append(message.get("message", ""))
+            elif "test" in message:
+                entry = reports.setdefault(message["test"], {"outcome": OUTCOME_PASSED, "message": "", "duration": 0})
+                entry["duration"] += float(message.get("duration") or 0)
+                if message.get("xfail"):
+                    entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "xfail is not a pass"
+                elif message["outcome"] == "skipped":
+                    entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "skipped tests are not passes"
+                elif message["outcome"] != "passed":
+                    bad = OUTCOME_FAILED if message["when"] == "call" else OUTCOME_ERROR
+                    entry["outcome"], entry["message"] = bad, message.get("message", "")
+                if message["when"] == "call":
+                    entry["called"] = True
+            elif "finished" in message:
+                finished = True
+        status = self.reap(child)
+        if child.out.exceeded or child.err.exceeded:
+            raise CandidateFailure("output", f"the tests wrote more than {self.output_cap} bytes")
+        if status.get("cpu_exceeded"):
+            raise CandidateFailure("timeout", "the test process used up its CPU time")
+        if status.get("memory_exceeded"):
+            raise CandidateFailure("memory", "the test process ran out of memory")
+        if collect_errors:
+            self.load_error = "collection failed:\n" + "\n".join(collect_errors)
+            raise LoadError(self.load_error)
+        for nodeid in collected or []:
+            entry = reports.get(nodeid)
+            if entry is None or not entry.get("called"):
+                message = (entry or {}).get("message") or "the test never ran to completion"
+                outcome = (entry or {}).get("outcome", OUTCOME_FAILED)
+                if outcome == OUTCOME_PASSED:
+                    outcome = OUTCOME_FAILED
+                self.outcomes.append({"name": nodeid, "outcome": outcome, "message": message, "duration_s": 0.0})
+            else:
+                self.outcomes.append(
+                    {"name": nodeid, "outcome": entry["outcome"], "message": entry["message"][:2000],
+                     "duration_s": entry["duration"]}
+                )  # fmt: skip
+        if not collected:
+            self.fatal = "failed"
+            self.message = "no test was collected"
+        elif not finished:
+            self.fatal = "failed"
+            self.message = "the test session did not finish: the process exited during the tests"
+
+    # -- the record --------------------------------------------------------------------------
+
+    def report(self) -> dict[str, Any]:
+        stdout = "".join(c.out.text() for c in self.children if self.run_spec["kind"] != "stdio")
+        stderr = "".join(c.err.text() for c in self.children)
+        if self.fatal:
+            status = self.fatal
+        elif any(o["outcome"] != OUTCOME_PASSED for o in self.outcomes) or not self.outcomes:
+            status = "failed"
+        else:
+            status = "passed"
+        return {
+            "complete": True,
+            "status": status,
+            "message": getattr(self, "message", ""),
+            "tests": self.outcomes,
+            "stdout": stdout,
+            "stderr": stderr,
+            "output_truncated": any(c.out.exceeded or c.err.exceeded for c in self.children),
+        }
+
+
+class LoadError(Exception):
+    """The solution does not load (syntax error, import error, exception at import)."""
+
+
+class _Proxy:
+    def __init__(self, judge: Judge, child: Child, name: str) -> None:
+        self._judge, self._child, self._name = judge, child, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._judge.call(self._child, self._name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<candidate {self._name}>"
+
+
+def _proxy(judge: Judge, child: Child, name: str) -> _Proxy:
+    return _Proxy(judge, child, name)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    try:
+        protocol.write_all(fd, data)
+    except OSError:
+        pass  # the program did not read all its input; that is its business
+    finally:
+        os.close(fd)
+
+
+def _normalise(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _first_difference(expected: list[str], got: list[str]) -> str:
+    for number, (want, have) in enumerate(zip(expected, got, strict=False), 1):
+        if want != have:
+            return f"line {number}: expected {want[:200]!r}, got {have[:200]!r}"
+    if len(got) < len(expected):
+        return f"output ended after {len(got)} line(s); expected {len(expected)}"
+    return f"output has {len(got) - len(expected)} extra line(s) after the expected {len(expected)}"
+
+
+def main(ctl_fd: int, report_fd: int, tests_fd: int, run: dict[str, Any], first: dict[str, int] | None) -> None:
+    """Entry point in the forked judge: read the tests frame, judge, send the record."""
+    ctl = socket.socket(fileno=ctl_fd)
+    try:
+        tests = protocol.receive(tests_fd)
+        os.close(tests_fd)
+        judge = Judge(ctl, run, tests, first)
+        try:
+            record = judge.run()
+        except LoadError as exc:
+            record = judge.report()
+            record.update(status="error", message=str(exc)[:4000])
+    except Exception:  # a fault of the harness, not of the candidate
+        record = {"complete": True, "status": "sandbox_error", "message": traceback.format_exc()[-4000:],
+                  "tests": [], "stdout": "", "stderr": ""}  # fmt: skip
+    protocol.send(report_fd, record)

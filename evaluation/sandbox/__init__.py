@@ -1,0 +1,1 @@
+"""Running code in sandboxes: one interface, two backends (bwrap, docker), warm pools."""

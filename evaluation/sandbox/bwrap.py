@@ -1,0 +1,173 @@
+"""The bubblewrap backend: each sandbox is one `bwrap` process holding a warm agent.
+
+Isolation: new user, PID, network, IPC, UTS and cgroup namespaces; the system
+read-only (/usr only, no /etc, /home, /root, /var or project files); a private
+size-bounded tmpfs as the only writable place; a scrubbed environment; the
+whole sandbox run as an unprivileged uid of its own (when the host runs as
+root), so per-user limits like the process count bind that sandbox alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from typing import Any
+
+from evaluation.harness import protocol
+from evaluation.sandbox.channel import FrameReader
+from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness_files import harness_version, readable_copy
+from evaluation.sandbox.types import RunRequest
+
+PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
+UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "200000"))
+SCRATCH_BYTES = 256 * 1024 * 1024
+START_TIMEOUT_S = 20.0
+HASH_SEED = "0"
+_slots = itertools.count()
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def bwrap_command(*, harness: str, python: str = PYTHON) -> list[str]:
+    return [
+        bwrap_path() or "bwrap",
+        "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/bin", "/bin",
+        "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64",
+        "--ro-bind", harness, "/harness",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", str(SCRATCH_BYTES), "--tmpfs", "/scratch",
+        "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp",  # noqa: S108 - the sandbox's own /tmp
+        "--chdir", "/scratch",
+        "--hostname", "sandbox",
+        "--clearenv",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONHASHSEED", HASH_SEED,
+        "--setenv", "HARNESS_SCRATCH", "/scratch",
+        "--cap-drop", "ALL",
+        python, "-S", "-s", "-B", "-P", "/harness/agent.py",
+    ]  # fmt: skip
+
+
+class BwrapSandbox:
+    backend = "bwrap"
+
+    def __init__(self, *, slot: int | None = None) -> None:
+        self.slot = next(_slots) if slot is None else slot
+        self.id = f"bwrap-{uuid.uuid4().hex[:12]}"
+        self.process: subprocess.Popen | None = None
+        self.reader: FrameReader | None = None
+        self.ready: dict[str, Any] = {}
+        self.runs = 0
+        self.uid = UID_BASE + self.slot % 10_000 if os.geteuid() == 0 else None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> BwrapSandbox:
+        if bwrap_path() is None:
+            raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
+        command = bwrap_command(harness=str(readable_copy()))
+        uid = self.uid
+
+        def drop_privileges() -> None:  # runs in the child, before exec
+            os.setsid()
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=drop_privileges,  # setuid must happen between fork and exec
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
+        self.reader = FrameReader(self.process.stdout.fileno())
+        try:
+            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
+        except SandboxFailure as exc:
+            self.close()
+            raise SandboxFailure(f"the sandbox did not come up: {exc}", anomaly="start_failed") from exc
+        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
+            self.close()
+            raise SandboxFailure(f"unexpected greeting from the sandbox: {self.ready}", anomaly="start_failed")
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def close(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            if process.poll() is None:
+                try:
+                    protocol.write_all(process.stdin.fileno(), protocol.encode_frame({"op": "exit"}))
+                except OSError:
+                    pass
+                try:
+                    process.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, 9)
+                    process.wait(timeout=5)
+        finally:
+            for stream in (process.stdin, process.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        """What the code ran on: interpreter, pytest, harness, hash seed, sandbox recipe."""
+        parts = [f"bwrap:{self.ready.get('python')}", f"pytest:{self.ready.get('pytest')}",
+                 f"hash_seed:{self.ready.get('hash_seed')}", f"scratch:{SCRATCH_BYTES}"]  # fmt: skip
+        return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def ping(self, timeout: float = 2.0) -> bool:
+        try:
+            self._send({"op": "ping"})
+            return self.reader.read(time.monotonic() + timeout).get("op") == "pong"
+        except (SandboxFailure, OSError):
+            return False
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if not self.alive:
+            raise SandboxFailure("the sandbox is not running", anomaly="sandbox_died")
+        try:
+            protocol.write_all(self.process.stdin.fileno(), protocol.encode_frame(message))
+        except OSError as exc:
+            raise SandboxFailure(f"could not write to the sandbox: {exc}", anomaly="sandbox_died") from exc
+
+    def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
+        """Send one run and return the agent's result frame."""
+        self._send(request.run_frame(run_id))
+        self._send(request.tests_frame())
+        deadline = time.monotonic() + request.limits.wall_s + 30.0
+        result = self.reader.read(deadline)
+        self.runs += 1
+        if result.get("op") != "result" or result.get("run_id") != run_id:
+            raise SandboxFailure(f"the sandbox answered out of turn: {str(result)[:200]}", anomaly="protocol")
+        return result

@@ -1,0 +1,243 @@
+"""`run(request) -> result`: one execution in a sandbox, whatever the backend.
+
+The engine decides who is to blame when something goes wrong. A sandbox
+that cannot start is `sandbox_error`: our fault, never a wrong answer. A run
+whose judge or sandbox dies is rerun once in a fresh sandbox: if it dies
+the same way again, the solution did it (killing the judge, crashing the
+sandbox) and the run fails or times out; if the rerun is clean, the first
+failure was ours and the rerun's verdict stands.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from typing import Any
+
+from evaluation.sandbox import metrics
+from evaluation.sandbox.errors import PoolBusy, SandboxFailure
+from evaluation.sandbox.harness_files import harness_version
+from evaluation.sandbox.pool import SandboxPool
+from evaluation.sandbox.types import RunRequest, RunResult, Status, TestOutcome
+
+TRUNCATION_MARKER = "\n…[output truncated: the limit is {limit} bytes]"
+_TIMEOUT_ANOMALIES = {"judge_unresponsive", "host_deadline"}
+_pools: dict[str, SandboxPool] = {}
+_pools_lock = threading.Lock()
+
+
+def default_backend() -> str:
+    return os.environ.get("SANDBOX_BACKEND", "bwrap")
+
+
+def sandbox_factory(backend: str) -> Any:
+    if backend == "bwrap":
+        from evaluation.sandbox.bwrap import BwrapSandbox
+
+        return lambda slot: BwrapSandbox(slot=slot)
+    if backend == "docker":
+        from evaluation.sandbox.docker_backend import DockerSandbox
+
+        return lambda slot: DockerSandbox(slot=slot)
+    raise ValueError(f"unknown sandbox backend {backend!r}: use bwrap or docker")
+
+
+def get_pool(backend: str | None = None) -> SandboxPool:
+    """The process-wide warm pool of a backend, created on first use."""
+    backend = backend or default_backend()
+    with _pools_lock:
+        if backend not in _pools:
+            size = int(os.environ.get("SANDBOX_POOL_SIZE", "0")) or None
+            _pools[backend] = SandboxPool(sandbox_factory(backend), size=size)
+        return _pools[backend]
+
+
+def close_pools() -> None:
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.close()
+
+
+class _Attempt:
+    def __init__(self) -> None:
+        self.raw: dict[str, Any] | None = None
+        self.anomaly: str | None = None
+        self.detail = ""
+        self.sandbox: Any = None
+
+
+def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _Attempt:
+    attempt = _Attempt()
+    run_id = uuid.uuid4().hex
+    if pool is None:  # cold: a fresh sandbox for this run alone
+        sandbox = sandbox_factory(backend)(0)
+        try:
+            sandbox.start()
+            attempt.sandbox = sandbox
+            attempt.raw = sandbox.execute(request, run_id)
+        except SandboxFailure as exc:
+            attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
+        finally:
+            sandbox.close()
+    else:
+        try:
+            with pool.lease() as sandbox:
+                attempt.sandbox = sandbox
+                try:
+                    attempt.raw = sandbox.execute(request, run_id)
+                except SandboxFailure as exc:
+                    attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
+                    sandbox.tainted = True
+                    raise
+                if attempt.raw.get("anomaly"):
+                    sandbox.tainted = True
+        except SandboxFailure as exc:
+            if attempt.anomaly is None:
+                attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
+    if attempt.raw is not None and attempt.anomaly is None:
+        attempt.anomaly = attempt.raw.get("anomaly")
+        record = attempt.raw.get("record") or {}
+        if attempt.anomaly is None and record.get("status") == Status.SANDBOX_ERROR:
+            attempt.anomaly, attempt.detail = "harness_error", record.get("message", "")
+        if attempt.anomaly is None and not record.get("complete"):
+            attempt.anomaly = "incomplete_record"
+    return attempt
+
+
+def _infrastructure(anomaly: str | None) -> bool:
+    """Failures that happen before any solution code ran: never the solution's."""
+    return anomaly in {"backend_missing", "start_failed", "pool_closed", "harness_error"}
+
+
+def run(
+    request: RunRequest, *, backend: str | None = None, pool: SandboxPool | None = None, warm: bool = True
+) -> RunResult:
+    """Execute `request` and return its result; see the module docstring for blame."""
+    backend = backend or default_backend()
+    if warm and pool is None:
+        pool = get_pool(backend)
+    started = time.monotonic()
+    try:
+        first = _attempt(request, pool, backend)
+    except PoolBusy:
+        raise
+    final, attempts = first, 1
+    if first.anomaly is not None:
+        # Rerun once, cold, in a sandbox that has seen nothing else.
+        second = _attempt(request, None, backend)
+        final, attempts = second, 2
+        if second.anomaly is not None:
+            result = _blame(request, first, second, backend)
+            result.attempts = 2
+            result.wall_s = time.monotonic() - started
+            _log(result, request)
+            return result
+    result = _from_record(request, final, backend)
+    result.attempts = attempts
+    result.anomaly = first.anomaly
+    _log(result, request)
+    return result
+
+
+def _blame(request: RunRequest, first: _Attempt, second: _Attempt, backend: str) -> RunResult:
+    if _infrastructure(first.anomaly) or _infrastructure(second.anomaly):
+        status = Status.SANDBOX_ERROR
+        message = f"the sandbox failed ({second.anomaly}): {second.detail}".strip()
+    elif second.anomaly in _TIMEOUT_ANOMALIES:
+        status = Status.TIMEOUT
+        message = f"the run stalled its judge past the wall-time limit, twice ({first.anomaly}, {second.anomaly})"
+    else:
+        status = Status.FAILED
+        message = (
+            f"the solution broke its sandbox in two fresh sandboxes ({first.anomaly}, {second.anomaly}); "
+            "a run that leaves no complete result record has failed"
+        )
+    sandbox = second.sandbox or first.sandbox
+    return RunResult(
+        status=status,
+        message=message,
+        backend=backend,
+        sandbox_id=getattr(sandbox, "id", ""),
+        runtime_fingerprint=sandbox.fingerprint() if sandbox and getattr(sandbox, "ready", None) else "",
+        harness_version=harness_version(),
+        seed=request.seed,
+        repeat=request.repeat,
+        anomaly=second.anomaly,
+    )
+
+
+def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunResult:
+    raw = attempt.raw or {}
+    record = raw.get("record") or {}
+    limit = request.limits.output_bytes
+    stdout, stderr = record.get("stdout", ""), record.get("stderr", "")
+    if record.get("output_truncated"):
+        marker = TRUNCATION_MARKER.format(limit=limit)
+        stdout, stderr = stdout + marker, stderr + marker
+    solution_exit = raw.get("solution_exit") or {}
+    sandbox = attempt.sandbox
+    return RunResult(
+        status=Status(record.get("status", Status.SANDBOX_ERROR)),
+        tests=[TestOutcome(**t) for t in record.get("tests", [])],
+        message=record.get("message", ""),
+        exit_code=solution_exit.get("code"),
+        signal=solution_exit.get("signal"),
+        stdout=stdout,
+        stderr=stderr,
+        wall_s=float(raw.get("wall_s", 0.0)),
+        cpu_s=float(raw.get("cpu_s", 0.0)),
+        peak_memory_kb=int(raw.get("peak_memory_kb", 0)),
+        backend=backend,
+        sandbox_id=sandbox.id if sandbox else "",
+        runtime_fingerprint=sandbox.fingerprint() if sandbox else "",
+        harness_version=harness_version(),
+        hash_seed=str((sandbox.ready or {}).get("hash_seed", "")) if sandbox else "",
+        seed=request.seed,
+        repeat=request.repeat,
+    )
+
+
+def _log(result: RunResult, request: RunRequest) -> None:
+    metrics.record_execution(
+        {
+            "event": "execution",
+            "backend": result.backend,
+            "status": str(result.status),
+            "suite_kind": request.suite_kind,
+            "tests": len(result.tests),
+            "failed_tests": sum(1 for t in result.tests if t.outcome != "passed"),
+            "wall_s": round(result.wall_s, 6),
+            "cpu_s": round(result.cpu_s, 6),
+            "peak_memory_kb": result.peak_memory_kb,
+            "sandbox_id": result.sandbox_id,
+            "runtime_fingerprint": result.runtime_fingerprint,
+            "harness_version": result.harness_version,
+            "seed": result.seed,
+            "repeat": result.repeat,
+            "attempts": result.attempts,
+            "anomaly": result.anomaly,
+            "request_digest": request_digest(request),
+        }
+    )
+
+
+def request_digest(request: RunRequest) -> str:
+    """SHA-256 of everything that determines a run's outcome: enough to find and
+    replay it (with the runtime fingerprint and harness version logged beside)."""
+    import hashlib
+    import json
+
+    body = {
+        "kind": request.suite_kind,
+        "entry_point": request.entry_point,
+        "solution": request.solution,
+        "tests": request.tests,
+        "limits": request.limits.as_dict(),
+        "seed": request.seed,
+        "repeat": request.repeat,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,126 @@
+"""Warm sandboxes, leased one run at a time, recycled after N runs or any anomaly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from evaluation.sandbox.errors import PoolBusy, SandboxFailure
+
+DEFAULT_MAX_RUNS = 1000
+HEALTH_CHECK_AFTER_IDLE_S = 30.0
+
+
+class SandboxPool:
+    """A bounded set of started sandboxes of one backend.
+
+    `size` slots (default: the core count) bound how many runs go at once; a
+    caller that finds every slot taken waits up to `wait_s` and then gets
+    PoolBusy, rather than overloading the machine.
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[int], Any],
+        *,
+        size: int | None = None,
+        max_runs: int = DEFAULT_MAX_RUNS,
+        wait_s: float = 30.0,
+    ) -> None:
+        self.factory = factory
+        self.size = size or os.cpu_count() or 1
+        self.max_runs = max_runs
+        self.wait_s = wait_s
+        self._idle: list[tuple[Any, float]] = []
+        self._leased = 0
+        self._slots = list(range(self.size))
+        self._cond = threading.Condition()
+        self._closed = False
+        self.started = 0
+        self.recycled = 0
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Any]:
+        """Yield a ready sandbox; give it back afterwards, or recycle it if the run
+        (or the sandbox) went wrong: a sandbox is never reused after an anomaly."""
+        sandbox = self._acquire()
+        healthy = False
+        try:
+            yield sandbox
+            healthy = sandbox.alive and not getattr(sandbox, "tainted", False)
+        finally:
+            self._release(sandbox, recycle=not healthy or sandbox.runs >= self.max_runs)
+
+    def _acquire(self) -> Any:
+        deadline = time.monotonic() + self.wait_s
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise SandboxFailure("the pool is closed", anomaly="pool_closed")
+                while self._idle:
+                    sandbox, idle_since = self._idle.pop()
+                    if not sandbox.alive or (
+                        time.monotonic() - idle_since > HEALTH_CHECK_AFTER_IDLE_S and not sandbox.ping()
+                    ):
+                        self._retire(sandbox)
+                        continue
+                    self._leased += 1
+                    return sandbox
+                if self._leased + len(self._idle) < self.size and self._slots:
+                    slot = self._slots.pop()
+                    self._leased += 1
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PoolBusy(f"all {self.size} sandboxes are busy; try again shortly")
+                self._cond.wait(remaining)
+        try:
+            sandbox = self.factory(slot)
+            sandbox.slot = slot
+            sandbox.start()
+        except BaseException:
+            with self._cond:
+                self._leased -= 1
+                self._slots.append(slot)
+                self._cond.notify()
+            raise
+        self.started += 1
+        return sandbox
+
+    def _release(self, sandbox: Any, *, recycle: bool) -> None:
+        with self._cond:
+            self._leased -= 1
+            if recycle or self._closed:
+                self._retire(sandbox)
+            else:
+                self._idle.append((sandbox, time.monotonic()))
+            self._cond.notify()
+
+    def _retire(self, sandbox: Any) -> None:
+        self.recycled += 1
+        self._slots.append(sandbox.slot)
+        threading.Thread(target=sandbox.close, daemon=True).start()
+
+    def warm(self, count: int | None = None) -> None:
+        """Start sandboxes ahead of demand, so the first runs pay no start-up."""
+        started = []
+        for _ in range(min(count or self.size, self.size)):
+            started.append(self._acquire())
+        for sandbox in started:
+            self._release(sandbox, recycle=False)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for sandbox, _ in idle:
+            sandbox.close()
+
+    def stats(self) -> dict[str, int]:
+        with self._cond:
+            return {"size": self.size, "idle": len(self._idle), "leased": self._leased,
+                    "started": self.started, "recycled": self.recycled}  # fmt: skip

@@ -1,0 +1,98 @@
+"""What a run asks for and what it answers, independent of the backend."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Status(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # the solution does not load: syntax or import error, exception at import
+    TIMEOUT = "timeout"
+    MEMORY_EXCEEDED = "memory_exceeded"
+    OUTPUT_EXCEEDED = "output_exceeded"
+    SANDBOX_ERROR = "sandbox_error"  # our fault, never the solution's: not a wrong answer
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 10.0
+    cpu_s: float = 10.0
+    memory_mb: int = 256
+    processes: int = 32
+    output_bytes: int = 1 << 20
+    file_bytes: int = 16 << 20
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One execution: a solution against a suite. `tests` never reaches the
+    solution's process for the assertions, check_function and stdio kinds."""
+
+    suite_kind: str
+    solution: str
+    tests: dict[str, Any]  # {"setup": str, "visible": [...], "hidden": [...]}
+    entry_point: str = ""
+    limits: Limits = field(default_factory=Limits)
+    seed: int = 0
+    repeat: int = 0
+
+    def run_frame(self, run_id: str) -> dict[str, Any]:
+        return {
+            "op": "run",
+            "run_id": run_id,
+            "kind": self.suite_kind,
+            "entry_point": self.entry_point,
+            "solution": self.solution,
+            "limits": self.limits.as_dict(),
+            "seed": self.seed,
+        }
+
+    def tests_frame(self) -> dict[str, Any]:
+        return {"op": "tests", **self.tests}
+
+
+@dataclass
+class TestOutcome:
+    name: str
+    outcome: str  # passed | failed | error | skipped
+    message: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass
+class RunResult:
+    status: Status
+    tests: list[TestOutcome] = field(default_factory=list)
+    message: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_memory_kb: int = 0
+    backend: str = ""
+    sandbox_id: str = ""
+    runtime_fingerprint: str = ""
+    harness_version: str = ""
+    hash_seed: str = ""
+    seed: int = 0
+    repeat: int = 0
+    anomaly: str | None = None
+    attempts: int = 1
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = str(self.status)
+        return data
