@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import gc
 import hashlib
 import json
@@ -111,12 +112,15 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     """In the forked solution process: wire the judge's descriptors, shed everything
     else the agent holds, apply the limits, and become the candidate."""
     os.setsid()
-    devnull = os.open(os.devnull, os.O_RDONLY)
+    # Move the descriptors out of the way first: dup2 into 0-3 must never
+    # overwrite one that is still to be moved (their numbers vary run to run).
+    high = [os.dup(fd) if fd >= 100 else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
+    devnull = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD, 100)
     if mode == "program":
-        stdin, out, err = fds
+        stdin, out, err = high
         chan = None
     else:
-        chan_fd, out, err = fds
+        chan_fd, out, err = high
         stdin = devnull
         os.dup2(chan_fd, 3)
         chan = 3
@@ -306,9 +310,9 @@ def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
             os.close(report_r)
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            keep = {IN_FD, 2, ctl_child.fileno(), report_w, *(first.values() if first else ())}
+            keep = {IN_FD, 2, ctl_child.fileno(), report_w}
             if first:
-                keep.discard(first["pid"])
+                keep |= {first["chan"], first["out"], first["err"]}
             _close_all_but(keep)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, OUT_FD)  # the host's channel is the agent's alone

@@ -23,9 +23,9 @@ from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.types import RunRequest
+from evaluation.sandbox.uids import UidLease, lease_uid
 
 PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
-UID_BASE = int(os.environ.get("SANDBOX_UID_BASE", "200000"))
 SCRATCH_BYTES = 256 * 1024 * 1024
 START_TIMEOUT_S = 20.0
 HASH_SEED = "0"
@@ -73,7 +73,8 @@ class BwrapSandbox:
         self.reader: FrameReader | None = None
         self.ready: dict[str, Any] = {}
         self.runs = 0
-        self.uid = UID_BASE + self.slot % 10_000 if os.geteuid() == 0 else None
+        self.uid_lease: UidLease | None = None
+        self.uid: int | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -81,6 +82,9 @@ class BwrapSandbox:
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
         command = bwrap_command(harness=str(readable_copy()))
+        if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
+            self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
+            self.uid = self.uid_lease.uid
         uid = self.uid
 
         def drop_privileges() -> None:  # runs in the child, before exec
@@ -100,6 +104,7 @@ class BwrapSandbox:
                 close_fds=True,
             )
         except OSError as exc:
+            self.close()
             raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
         self.reader = FrameReader(self.process.stdout.fileno())
         try:
@@ -119,6 +124,7 @@ class BwrapSandbox:
     def close(self) -> None:
         process, self.process = self.process, None
         if process is None:
+            self._release_uid()
             return
         try:
             if process.poll() is None:
@@ -137,6 +143,13 @@ class BwrapSandbox:
                     stream.close()
                 except OSError:
                     pass
+            self._release_uid()
+
+    def _release_uid(self) -> None:
+        # Only once the sandbox's processes are gone may another sandbox take the uid.
+        if self.uid_lease is not None:
+            self.uid_lease.release()
+            self.uid_lease = None
 
     # -- runs ---------------------------------------------------------------------------------
 

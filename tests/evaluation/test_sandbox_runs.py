@@ -1,0 +1,145 @@
+"""The four suite kinds in a real bubblewrap sandbox, and how outcomes are classified."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.sandbox import engine, metrics
+from evaluation.sandbox.types import Limits, RunRequest, Status
+from tests.evaluation.conftest import needs_bwrap
+
+pytestmark = needs_bwrap
+LIMITS = Limits(wall_s=3, cpu_s=2, memory_mb=256)
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def request(kind: str, solution: str, hidden: list, *, visible: list = (), setup: str = "", **kw) -> RunRequest:
+    tests = {"setup": setup, "visible": list(visible), "hidden": list(hidden)}
+    return RunRequest(suite_kind=kind, solution=solution, tests=tests, entry_point="add", limits=LIMITS, **kw)
+
+
+def run(pool, req):
+    return engine.run(req, backend="bwrap", pool=pool)
+
+
+@pytest.mark.parametrize(
+    ("kind", "tests"),
+    [
+        ("assertions", ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"]),
+        (
+            "check_function",
+            ["def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n"],
+        ),
+        ("pytest", ["from solution import add\n\ndef test_small():\n    assert add(1, 2) == 3\n"]),
+    ],
+)
+def test_a_correct_solution_passes_every_kind(bwrap_pool, kind, tests):
+    result = run(bwrap_pool, request(kind, ADD, tests))
+    assert result.status == Status.PASSED, (
+        result.tests,
+        result.stdout[-3000:],
+        result.stderr[-3000:],
+        result.exit_code,
+        result.signal,
+        result.cpu_s,
+    )
+    assert result.tests and all(t.outcome == "passed" for t in result.tests)
+    assert result.backend == "bwrap" and result.runtime_fingerprint.startswith("sha256:")
+    assert len(result.harness_version) == 64 and result.sandbox_id.startswith("bwrap-")
+
+
+def test_stdio_compares_output_ignoring_trailing_whitespace(bwrap_pool):
+    program = "a, b = map(int, input().split())\nprint(a + b, '  ')\n"
+    cases = [{"input": "1 2\n", "output": "3"}, {"input": "5 5\n", "output": "10\n\n"}]
+    result = run(bwrap_pool, request("stdio", program, cases))
+    assert result.status == Status.PASSED, (
+        result.tests,
+        result.stdout[-3000:],
+        result.stderr[-3000:],
+        result.exit_code,
+        result.signal,
+        result.cpu_s,
+    )
+    wrong = run(bwrap_pool, request("stdio", "print(42)\n", cases))
+    assert wrong.status == Status.FAILED
+    assert wrong.tests[0].message.startswith("line 1: expected")
+
+
+def test_a_wrong_solution_fails_with_the_failing_test_named(bwrap_pool):
+    result = run(
+        bwrap_pool,
+        request(
+            "assertions",
+            "def add(a, b):\n    return a - b\n",
+            ["assert add(1, 0) == 1", "assert add(1, 2) == 3"],
+            visible=["assert add(0, 0) == 0"],
+        ),
+    )
+    assert result.status == Status.FAILED
+    outcomes = {t.name: t.outcome for t in result.tests}
+    assert outcomes == {"visible[0]": "passed", "hidden[0]": "passed", "hidden[1]": "failed"}
+
+
+def test_a_syntax_error_is_an_error_not_a_failure(bwrap_pool):
+    result = run(bwrap_pool, request("assertions", "def add(a, b)\n    return a\n", ["assert add(1, 2) == 3"]))
+    assert result.status == Status.ERROR and "SyntaxError" in result.message
+
+
+def test_an_exception_in_the_candidate_fails_that_test(bwrap_pool):
+    result = run(
+        bwrap_pool,
+        request(
+            "check_function",
+            "def add(a, b):\n    raise ValueError('nope')\n",
+            ["def check(candidate):\n    assert candidate(1, 2) == 3\n"],
+        ),
+    )
+    assert result.status == Status.FAILED
+    assert "ValueError: nope" in result.tests[0].message
+
+
+def test_test_setup_runs_in_the_judge_before_the_tests(bwrap_pool):
+    result = run(bwrap_pool, request("assertions", ADD, ["assert add(BASE, 1) == 11"], setup="BASE = 10"))
+    assert result.status == Status.PASSED, (
+        result.tests,
+        result.stdout[-3000:],
+        result.stderr[-3000:],
+        result.exit_code,
+        result.signal,
+        result.cpu_s,
+    )
+
+
+def test_output_beyond_the_limit_is_truncated_with_a_marker(bwrap_pool):
+    noisy = "def add(a, b):\n    print('x' * 5000)\n    return a + b\n"
+    req = RunRequest(
+        suite_kind="assertions",
+        solution=noisy,
+        tests={"hidden": ["assert add(1, 2) == 3"] * 3},
+        entry_point="add",
+        limits=Limits(wall_s=3, cpu_s=2, output_bytes=4000),
+    )
+    result = run(bwrap_pool, req)
+    assert result.status == Status.OUTPUT_EXCEEDED
+    assert "output truncated" in result.stdout and result.stdout.startswith("x" * 100)
+
+
+def test_the_same_request_gives_the_same_result(bwrap_pool):
+    program = "import random\ndef add(a, b):\n    return a + b + random.randint(0, 1)\n"
+    tests = [f"assert add({i}, 0) == {i}" for i in range(8)]
+    first = run(bwrap_pool, request("assertions", program, tests, seed=7))
+    again = run(bwrap_pool, request("assertions", program, tests, seed=7))
+    assert [(t.name, t.outcome) for t in first.tests] == [(t.name, t.outcome) for t in again.tests]
+    other = run(bwrap_pool, request("assertions", program, tests, seed=8))
+    assert [t.name for t in other.tests] != [t.name for t in first.tests]  # the order follows the seed
+
+
+def test_every_execution_is_logged_and_counted(bwrap_pool, caplog):
+    metrics.reset()
+    with caplog.at_level("INFO", logger="evaluation.runs"):
+        run(bwrap_pool, request("assertions", ADD, ["assert add(1, 2) == 3"]))
+    assert metrics.snapshot()["executions"] == {"bwrap:passed": 1}
+    import json
+
+    line = json.loads(caplog.records[-1].getMessage())
+    assert line["status"] == "passed" and len(line["request_digest"]) == 64 and line["attempts"] == 1
