@@ -18,7 +18,8 @@ DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.js
 
 
 def humaneval_requests() -> list[tuple[str, RunRequest]]:
-    rows = [json.loads(line) for line in gzip.open(DATASET, "rt", encoding="utf-8")]
+    with gzip.open(DATASET, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
     return [
         (
             row["task_id"],
