@@ -285,7 +285,28 @@ class Judge:
         except CandidateFailure as exc:
             self.fatal = FATAL.get(exc.kind, "failed")
             self.message = str(exc)
+        finally:
+            self.drain()
         return self.report()
+
+    def drain(self) -> None:
+        """End every solution process and read all it wrote, so the output limit is
+        judged on everything written, not on how far a reader thread had got."""
+        for child in self.children:
+            if child.chan is not None:
+                child.chan.close()  # end of input: a serving candidate exits
+        end = time.monotonic() + 1.0
+        for child in self.children:
+            for capture in (child.out, child.err):
+                capture.join(max(0.0, end - time.monotonic()))
+        for child in self.children:
+            if child.out.is_alive() or child.err.is_alive():
+                self.kill(child)
+                child.out.join(2.0)
+                child.err.join(2.0)
+        if self.fatal is None and any(c.out.exceeded or c.err.exceeded for c in self.children):
+            self.fatal = "output_exceeded"
+            self.message = f"the candidate wrote more than {self.output_cap} bytes of output"
 
     def load(self) -> Child:
         child = self.spawn("calls")
