@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$ROOT"
 
 ensure_venv requirements-dev.txt
-# The UI's real-browser tests drive Debian's headless Chromium.
-command -v chromium >/dev/null || apt_install chromium fonts-dejavu-core
+# The UI's real-browser tests drive Debian's headless Chromium; the sandbox tests
+# need bubblewrap and the sandbox's own interpreter (Debian's python3 with pytest).
+apt_install chromium fonts-dejavu-core bubblewrap python3 python3-pytest
 DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
 export DATABASE_URL
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
