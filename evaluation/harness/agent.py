@@ -289,6 +289,11 @@ def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
     """Fork the judge (which reads the tests frame from fd 0 itself), serve its
     requests for solution processes, and return the complete result record."""
     started = time.monotonic()
+    marks: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        marks[name] = round((time.monotonic() - started) * 1000, 3)
+
     run = Run(spec)
     _wipe_scratch()
     ctl, ctl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -322,6 +327,7 @@ def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
             traceback.print_exc()  # to the sandbox's stderr: the agent reports judge_left_no_record
         finally:
             os._exit(0)
+    mark("judge_forked")
     ctl_child.close()
     os.close(report_w)
     if first:
@@ -381,8 +387,11 @@ def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
         anomaly = "judge_died" if not judge_exit or judge_exit.get("signal") else "judge_left_no_record"
     ctl.close()
     os.close(report_r)
+    mark("report_received")
     leftovers = _end_run(run, judge_pid if judge_exit is None else None)
+    mark("processes_ended")
     _wipe_scratch()
+    mark("scratch_wiped")
     return {
         "op": "result",
         "run_id": spec.get("run_id"),
@@ -395,6 +404,7 @@ def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
         "solution_exit": run.last_exit,
         "leftover_processes": leftovers,
         "wall_s": round(time.monotonic() - started, 6),
+        "timings_ms": marks,
     }
 
 

@@ -108,6 +108,11 @@ class Judge:
         self.outcomes: list[dict[str, Any]] = []
         self.fatal: str | None = None
         self.pending_exits: dict[int, dict[str, Any]] = {}
+        self.started = time.monotonic()
+        self.marks: dict[str, float] = {}
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = round((time.monotonic() - self.started) * 1000, 3)
 
     # -- talking to the agent -------------------------------------------------------------
 
@@ -286,7 +291,9 @@ class Judge:
             self.fatal = FATAL.get(exc.kind, "failed")
             self.message = str(exc)
         finally:
+            self.mark("suite_done")
             self.drain()
+            self.mark("drained")
         return self.report()
 
     def drain(self) -> None:
@@ -319,6 +326,7 @@ class Judge:
             loaded = protocol.receive(fd)
         except (protocol.ChannelClosed, protocol.ChannelCorrupt):
             raise self._failure_from_exit(child) from None
+        self.mark("loaded")
         if loaded.get("memory"):
             raise CandidateFailure("memory", "the candidate ran out of memory while loading")
         if not loaded.get("loaded"):
@@ -504,6 +512,7 @@ class Judge:
             "stdout": stdout,
             "stderr": stderr,
             "output_truncated": any(c.out.exceeded or c.err.exceeded for c in self.children),
+            "timings_ms": self.marks,
         }
 
 

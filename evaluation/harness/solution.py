@@ -30,6 +30,21 @@ def _load(source: str) -> types.ModuleType:
     return module
 
 
+def _hang_up() -> None:
+    """Close our output now, so the judge reads its end without waiting for this
+    process to be torn down."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: S110 - the candidate may have replaced or closed it
+            pass
+    for fd in (1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def serve_calls(chan: socket.socket, source: str) -> None:
     """Load the candidate, then answer {"call"|"get"} requests until the judge hangs up."""
     fd = chan.fileno()
@@ -46,6 +61,7 @@ def serve_calls(chan: socket.socket, source: str) -> None:
         try:
             request = protocol.receive(fd)
         except protocol.ChannelClosed:
+            _hang_up()
             return
         reply: dict[str, Any] = {"id": request.get("id")}
         try:

@@ -45,3 +45,43 @@ ensure_venv() {
     touch "$stamp"
   fi
 }
+
+# ensure_docker: install docker.io, debootstrap and bubblewrap where missing, and make
+# sure the Docker engine answers, starting dockerd where it does not. Sandboxes have no
+# network, so the engine runs without a bridge or iptables rules (see DESIGN.md).
+DOCKERD_LOG="${DOCKERD_LOG:-/var/log/taskplatform-dockerd.log}"
+docker_ready() { command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; }
+ensure_docker() {
+  local pkgs=() pid="" deadline
+  { command -v dockerd >/dev/null && command -v docker >/dev/null; } || pkgs+=(docker.io)
+  command -v debootstrap >/dev/null || pkgs+=(debootstrap)
+  command -v bwrap >/dev/null || pkgs+=(bubblewrap)
+  [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || pkgs+=(debian-archive-keyring)
+  [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
+  docker_ready && return 0
+  [ "$(id -u)" -eq 0 ] || die "the Docker engine does not answer and only root can start it (dockerd --bridge=none --iptables=false --ip6tables=false)"
+  if pgrep -x dockerd >/dev/null; then
+    say "dockerd is running but does not answer yet; waiting for it"
+  else
+    # A dockerd that was killed leaves its pid file; should that pid now belong to some
+    # other process, dockerd refuses to start. No dockerd runs, so the file is stale.
+    rm -f /var/run/docker.pid
+    say "starting dockerd --bridge=none --iptables=false --ip6tables=false (log: $DOCKERD_LOG)"
+    mkdir -p "$(dirname "$DOCKERD_LOG")"
+    # In its own session (a Ctrl-C here does not reach it) and in /, so it outlives this
+    # script and pins no directory of the checkout.
+    (cd / && exec setsid dockerd --bridge=none --iptables=false --ip6tables=false \
+      </dev/null >>"$DOCKERD_LOG" 2>&1) &
+    pid=$!
+  fi
+  deadline=$((SECONDS + 60))
+  until docker_ready; do
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 30 "$DOCKERD_LOG" >&2
+      die "dockerd exited (log: $DOCKERD_LOG)"
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || { tail -n 30 "$DOCKERD_LOG" >&2; die "the Docker engine did not answer within 60 s (log: $DOCKERD_LOG)"; }
+    sleep 0.5
+  done
+  say "the Docker engine answers"
+}
