@@ -25,7 +25,7 @@ from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.types import RunRequest
 from evaluation.sandbox.uids import UidLease, lease_uid
 
-PYTHON = os.environ.get("SANDBOX_PYTHON", "/usr/bin/python3")
+DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
 SCRATCH_BYTES = 256 * 1024 * 1024
 START_TIMEOUT_S = 20.0
 HASH_SEED = "0"
@@ -36,7 +36,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(*, harness: str, python: str = PYTHON) -> list[str]:
+def bwrap_command(*, harness: str, python: str) -> list[str]:
     return [
         bwrap_path() or "bwrap",
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
@@ -81,7 +81,8 @@ class BwrapSandbox:
     def start(self) -> BwrapSandbox:
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
-        command = bwrap_command(harness=str(readable_copy()))
+        python = os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
+        command = bwrap_command(harness=str(readable_copy()), python=python)
         if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
             self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
             self.uid = self.uid_lease.uid

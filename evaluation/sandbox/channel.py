@@ -13,9 +13,14 @@ from evaluation.sandbox.errors import SandboxFailure
 
 
 class FrameReader:
+    """Frames from a file descriptor (a pipe to bwrap, or a socket to a container)."""
+
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buffer = bytearray()
+
+    def _read_some(self) -> bytes:
+        return os.read(self.fd, 1 << 20)
 
     def _fill(self, size: int, deadline: float) -> None:
         while len(self.buffer) < size:
@@ -25,7 +30,7 @@ class FrameReader:
             ready, _, _ = select.select([self.fd], [], [], remaining)
             if not ready:
                 continue
-            chunk = os.read(self.fd, 1 << 20)
+            chunk = self._read_some()
             if not chunk:
                 raise SandboxFailure("the sandbox closed its channel", anomaly="sandbox_died")
             self.buffer += chunk
@@ -42,3 +47,34 @@ class FrameReader:
             return json.loads(payload)
         except ValueError as exc:
             raise SandboxFailure(f"the sandbox sent a frame that is not JSON: {exc}", anomaly="protocol") from exc
+
+
+class DockerStreamReader(FrameReader):
+    """Frames from a container's attached stdout. Without a TTY the engine
+    multiplexes stdout and stderr, each chunk behind an 8-byte header (stream
+    id, three zero bytes, big-endian length); only stdout (id 1) is ours."""
+
+    def __init__(self, sock: Any) -> None:
+        super().__init__(sock.fileno())
+        self.sock = sock
+        self.raw = bytearray()
+
+    def _fill(self, size: int, deadline: float) -> None:
+        while len(self.buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxFailure("the sandbox did not answer in time", anomaly="host_deadline")
+            ready, _, _ = select.select([self.sock], [], [], remaining)
+            if not ready:
+                continue
+            data = self.sock.recv(1 << 20)
+            if not data:
+                raise SandboxFailure("the container closed its channel", anomaly="sandbox_died")
+            self.raw += data
+            while len(self.raw) >= 8:
+                stream, length = self.raw[0], int.from_bytes(self.raw[4:8], "big")
+                if len(self.raw) < 8 + length:
+                    break
+                if stream == 1:
+                    self.buffer += self.raw[8 : 8 + length]
+                del self.raw[: 8 + length]

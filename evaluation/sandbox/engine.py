@@ -32,6 +32,16 @@ def default_backend() -> str:
     return os.environ.get("SANDBOX_BACKEND", "bwrap")
 
 
+def sandbox_reaper(backend: str) -> Any:
+    if backend == "bwrap":
+        from evaluation.sandbox.uids import reap_orphaned_uids
+
+        return reap_orphaned_uids
+    from evaluation.sandbox.docker_backend import reap_containers
+
+    return reap_containers
+
+
 def sandbox_factory(backend: str) -> Any:
     if backend == "bwrap":
         from evaluation.sandbox.bwrap import BwrapSandbox
@@ -50,7 +60,7 @@ def get_pool(backend: str | None = None) -> SandboxPool:
     with _pools_lock:
         if backend not in _pools:
             size = int(os.environ.get("SANDBOX_POOL_SIZE", "0")) or None
-            _pools[backend] = SandboxPool(sandbox_factory(backend), size=size)
+            _pools[backend] = SandboxPool(sandbox_factory(backend), size=size, reaper=sandbox_reaper(backend))
         return _pools[backend]
 
 

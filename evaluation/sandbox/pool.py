@@ -30,8 +30,14 @@ class SandboxPool:
         size: int | None = None,
         max_runs: int = DEFAULT_MAX_RUNS,
         wait_s: float = 30.0,
+        reaper: Callable[[], int] | None = None,
+        reap_every_s: float = 300.0,
     ) -> None:
         self.factory = factory
+        self.reaper = reaper
+        self.reap_every_s = reap_every_s
+        self._last_reap = 0.0
+        self.reaped = 0
         self.size = size or os.cpu_count() or 1
         self.max_runs = max_runs
         self.wait_s = wait_s
@@ -55,7 +61,21 @@ class SandboxPool:
         finally:
             self._release(sandbox, recycle=not healthy or sandbox.runs >= self.max_runs)
 
+    def reap(self) -> int:
+        """Clear away what crashed workers left (containers, processes)."""
+        self._last_reap = time.monotonic()
+        if self.reaper is None:
+            return 0
+        try:
+            count = self.reaper()
+        except Exception:  # a failed sweep must not fail the run that triggered it
+            return 0
+        self.reaped += count
+        return count
+
     def _acquire(self) -> Any:
+        if self.reaper is not None and time.monotonic() - self._last_reap > self.reap_every_s:
+            self.reap()  # at the first lease, then periodically
         deadline = time.monotonic() + self.wait_s
         with self._cond:
             while True:
@@ -123,4 +143,4 @@ class SandboxPool:
     def stats(self) -> dict[str, int]:
         with self._cond:
             return {"size": self.size, "idle": len(self._idle), "leased": self._leased,
-                    "started": self.started, "recycled": self.recycled}  # fmt: skip
+                    "started": self.started, "recycled": self.recycled, "reaped": self.reaped}  # fmt: skip

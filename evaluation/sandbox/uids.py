@@ -43,3 +43,41 @@ def lease_uid(hint: int = 0) -> UidLease:
             continue
         return UidLease(uid, fd)
     raise RuntimeError(f"all {UID_COUNT} sandbox uids from {UID_BASE} are in use")
+
+
+def reap_orphaned_uids() -> int:
+    """Kill processes running as a sandbox uid that no live sandbox holds: what a
+    crashed worker's sandboxes left. The uids are the platform's alone, so a
+    process of a free one is always an orphan. Returns how many were killed."""
+    import signal
+
+    if not LOCK_DIR.is_dir():
+        return 0
+    owners: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status") as handle:
+                uid_line = next(line for line in handle if line.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        uid = int(uid_line.split()[1])
+        if UID_BASE <= uid < UID_BASE + UID_COUNT:
+            owners.setdefault(uid, []).append(int(name))
+    killed = 0
+    for uid, pids in owners.items():
+        fd = os.open(LOCK_DIR / str(uid), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live sandbox holds it
+        finally:
+            os.close(fd)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed

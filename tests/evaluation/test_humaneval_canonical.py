@@ -12,7 +12,6 @@ from django.conf import settings
 
 from evaluation.sandbox import engine
 from evaluation.sandbox.types import Limits, RunRequest, Status
-from tests.evaluation.conftest import needs_bwrap
 
 DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
 
@@ -35,20 +34,20 @@ def humaneval_requests() -> list[tuple[str, RunRequest]]:
     ]
 
 
-@needs_bwrap
-def test_all_164_canonical_solutions_pass_under_bwrap(bwrap_pool):
+def test_all_164_canonical_solutions_pass_on_each_backend(sandbox):
+    backend, pool = sandbox
     cases = humaneval_requests()
-    with ThreadPoolExecutor(bwrap_pool.size) as workers:
-        results = list(workers.map(lambda c: engine.run(c[1], backend="bwrap", pool=bwrap_pool), cases))
+    with ThreadPoolExecutor(pool.size) as workers:
+        results = list(workers.map(lambda c: engine.run(c[1], backend=backend, pool=pool), cases))
     failures = {task: (r.status, r.message[:200]) for (task, _), r in zip(cases, results, strict=True) if not r.passed}
     assert len(cases) == 164
     assert failures == {}
     assert {r.status for r in results} == {Status.PASSED}
 
 
-@needs_bwrap
-def test_a_wrong_humaneval_solution_fails(bwrap_pool):
+def test_a_wrong_humaneval_solution_fails(sandbox):
+    backend, pool = sandbox
     task, request = humaneval_requests()[0]
     wrong = RunRequest(**{**request.__dict__, "solution": request.solution.replace("return True", "return False")})
-    result = engine.run(wrong, backend="bwrap", pool=bwrap_pool)
+    result = engine.run(wrong, backend=backend, pool=pool)
     assert result.status == Status.FAILED, (task, result.message)

@@ -6,9 +6,7 @@ import pytest
 
 from evaluation.sandbox import engine, metrics
 from evaluation.sandbox.types import Limits, RunRequest, Status
-from tests.evaluation.conftest import needs_bwrap
 
-pytestmark = needs_bwrap
 LIMITS = Limits(wall_s=3, cpu_s=2, memory_mb=256)
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -18,8 +16,9 @@ def request(kind: str, solution: str, hidden: list, *, visible: list = (), setup
     return RunRequest(suite_kind=kind, solution=solution, tests=tests, entry_point="add", limits=LIMITS, **kw)
 
 
-def run(pool, req):
-    return engine.run(req, backend="bwrap", pool=pool)
+def run(sandbox, req):
+    backend, pool = sandbox
+    return engine.run(req, backend=backend, pool=pool)
 
 
 @pytest.mark.parametrize(
@@ -33,8 +32,8 @@ def run(pool, req):
         ("pytest", ["from solution import add\n\ndef test_small():\n    assert add(1, 2) == 3\n"]),
     ],
 )
-def test_a_correct_solution_passes_every_kind(bwrap_pool, kind, tests):
-    result = run(bwrap_pool, request(kind, ADD, tests))
+def test_a_correct_solution_passes_every_kind(sandbox, kind, tests):
+    result = run(sandbox, request(kind, ADD, tests))
     assert result.status == Status.PASSED, (
         result.tests,
         result.stdout[-3000:],
@@ -44,14 +43,14 @@ def test_a_correct_solution_passes_every_kind(bwrap_pool, kind, tests):
         result.cpu_s,
     )
     assert result.tests and all(t.outcome == "passed" for t in result.tests)
-    assert result.backend == "bwrap" and result.runtime_fingerprint.startswith("sha256:")
-    assert len(result.harness_version) == 64 and result.sandbox_id.startswith("bwrap-")
+    assert result.backend == sandbox[0] and result.runtime_fingerprint.startswith("sha256:")
+    assert len(result.harness_version) == 64 and result.sandbox_id.startswith(f"{sandbox[0]}-")
 
 
-def test_stdio_compares_output_ignoring_trailing_whitespace(bwrap_pool):
+def test_stdio_compares_output_ignoring_trailing_whitespace(sandbox):
     program = "a, b = map(int, input().split())\nprint(a + b, '  ')\n"
     cases = [{"input": "1 2\n", "output": "3"}, {"input": "5 5\n", "output": "10\n\n"}]
-    result = run(bwrap_pool, request("stdio", program, cases))
+    result = run(sandbox, request("stdio", program, cases))
     assert result.status == Status.PASSED, (
         result.tests,
         result.stdout[-3000:],
@@ -60,14 +59,14 @@ def test_stdio_compares_output_ignoring_trailing_whitespace(bwrap_pool):
         result.signal,
         result.cpu_s,
     )
-    wrong = run(bwrap_pool, request("stdio", "print(42)\n", cases))
+    wrong = run(sandbox, request("stdio", "print(42)\n", cases))
     assert wrong.status == Status.FAILED
     assert wrong.tests[0].message.startswith("line 1: expected")
 
 
-def test_a_wrong_solution_fails_with_the_failing_test_named(bwrap_pool):
+def test_a_wrong_solution_fails_with_the_failing_test_named(sandbox):
     result = run(
-        bwrap_pool,
+        sandbox,
         request(
             "assertions",
             "def add(a, b):\n    return a - b\n",
@@ -80,14 +79,14 @@ def test_a_wrong_solution_fails_with_the_failing_test_named(bwrap_pool):
     assert outcomes == {"visible[0]": "passed", "hidden[0]": "passed", "hidden[1]": "failed"}
 
 
-def test_a_syntax_error_is_an_error_not_a_failure(bwrap_pool):
-    result = run(bwrap_pool, request("assertions", "def add(a, b)\n    return a\n", ["assert add(1, 2) == 3"]))
+def test_a_syntax_error_is_an_error_not_a_failure(sandbox):
+    result = run(sandbox, request("assertions", "def add(a, b)\n    return a\n", ["assert add(1, 2) == 3"]))
     assert result.status == Status.ERROR and "SyntaxError" in result.message
 
 
-def test_an_exception_in_the_candidate_fails_that_test(bwrap_pool):
+def test_an_exception_in_the_candidate_fails_that_test(sandbox):
     result = run(
-        bwrap_pool,
+        sandbox,
         request(
             "check_function",
             "def add(a, b):\n    raise ValueError('nope')\n",
@@ -98,8 +97,8 @@ def test_an_exception_in_the_candidate_fails_that_test(bwrap_pool):
     assert "ValueError: nope" in result.tests[0].message
 
 
-def test_test_setup_runs_in_the_judge_before_the_tests(bwrap_pool):
-    result = run(bwrap_pool, request("assertions", ADD, ["assert add(BASE, 1) == 11"], setup="BASE = 10"))
+def test_test_setup_runs_in_the_judge_before_the_tests(sandbox):
+    result = run(sandbox, request("assertions", ADD, ["assert add(BASE, 1) == 11"], setup="BASE = 10"))
     assert result.status == Status.PASSED, (
         result.tests,
         result.stdout[-3000:],
@@ -110,7 +109,7 @@ def test_test_setup_runs_in_the_judge_before_the_tests(bwrap_pool):
     )
 
 
-def test_output_beyond_the_limit_is_truncated_with_a_marker(bwrap_pool):
+def test_output_beyond_the_limit_is_truncated_with_a_marker(sandbox):
     noisy = "def add(a, b):\n    print('x' * 5000)\n    return a + b\n"
     req = RunRequest(
         suite_kind="assertions",
@@ -119,26 +118,26 @@ def test_output_beyond_the_limit_is_truncated_with_a_marker(bwrap_pool):
         entry_point="add",
         limits=Limits(wall_s=3, cpu_s=2, output_bytes=4000),
     )
-    result = run(bwrap_pool, req)
+    result = run(sandbox, req)
     assert result.status == Status.OUTPUT_EXCEEDED
     assert "output truncated" in result.stdout and result.stdout.startswith("x" * 100)
 
 
-def test_the_same_request_gives_the_same_result(bwrap_pool):
+def test_the_same_request_gives_the_same_result(sandbox):
     program = "import random\ndef add(a, b):\n    return a + b + random.randint(0, 1)\n"
     tests = [f"assert add({i}, 0) == {i}" for i in range(8)]
-    first = run(bwrap_pool, request("assertions", program, tests, seed=7))
-    again = run(bwrap_pool, request("assertions", program, tests, seed=7))
+    first = run(sandbox, request("assertions", program, tests, seed=7))
+    again = run(sandbox, request("assertions", program, tests, seed=7))
     assert [(t.name, t.outcome) for t in first.tests] == [(t.name, t.outcome) for t in again.tests]
-    other = run(bwrap_pool, request("assertions", program, tests, seed=8))
+    other = run(sandbox, request("assertions", program, tests, seed=8))
     assert [t.name for t in other.tests] != [t.name for t in first.tests]  # the order follows the seed
 
 
-def test_every_execution_is_logged_and_counted(bwrap_pool, caplog):
+def test_every_execution_is_logged_and_counted(sandbox, caplog):
     metrics.reset()
     with caplog.at_level("INFO", logger="evaluation.runs"):
-        run(bwrap_pool, request("assertions", ADD, ["assert add(1, 2) == 3"]))
-    assert metrics.snapshot()["executions"] == {"bwrap:passed": 1}
+        run(sandbox, request("assertions", ADD, ["assert add(1, 2) == 3"]))
+    assert metrics.snapshot()["executions"] == {f"{sandbox[0]}:passed": 1}
     import json
 
     line = json.loads(caplog.records[-1].getMessage())

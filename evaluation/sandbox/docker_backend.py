@@ -1,0 +1,193 @@
+"""The Docker backend: each sandbox is one long-lived container holding a warm agent.
+
+Every container: no network, a read-only root filesystem, tmpfs scratch, a
+non-root uid of its own (host-wide unique, as for bwrap), all capabilities
+dropped, no-new-privileges, memory, pids and CPU limits, and labels that let
+the reaper find every container the platform made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from evaluation.harness import protocol
+from evaluation.sandbox.channel import DockerStreamReader
+from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness_files import harness_version, readable_copy
+from evaluation.sandbox.types import RunRequest
+from evaluation.sandbox.uids import UidLease, lease_uid
+
+IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
+LABEL = "org.taskplatform.sandbox"
+MEMORY_MB = int(os.environ.get("SANDBOX_DOCKER_MEMORY_MB", "2048"))
+PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
+START_TIMEOUT_S = 30.0
+ENVIRONMENT = {"PYTHONHASHSEED": "0", "HARNESS_SCRATCH": "/scratch", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}  # noqa: S108 - the container's own
+
+
+def docker_client() -> Any:
+    import docker
+
+    try:
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:  # the engine's absence is an infrastructure fault
+        raise SandboxFailure(f"the Docker engine does not answer: {exc}", anomaly="backend_missing") from exc
+    return client
+
+
+class DockerSandbox:
+    backend = "docker"
+
+    def __init__(self, *, slot: int = 0, image: str = IMAGE) -> None:
+        self.slot = slot
+        self.image_name = image
+        self.id = f"docker-{uuid.uuid4().hex[:12]}"
+        self.container: Any = None
+        self.sock: Any = None
+        self.reader: DockerStreamReader | None = None
+        self.ready: dict[str, Any] = {}
+        self.image_id = ""
+        self.runs = 0
+        self.uid_lease: UidLease | None = None
+
+    def start(self) -> DockerSandbox:
+        client = docker_client()
+        try:
+            image = client.images.get(self.image_name)
+        except Exception as exc:
+            raise SandboxFailure(
+                f"no sandbox image {self.image_name!r}: run `make sandbox-image`", anomaly="backend_missing"
+            ) from exc
+        self.image_id = image.id
+        self.uid_lease = lease_uid(hint=os.getpid() * 13 + self.slot)
+        uid = self.uid_lease.uid
+        try:
+            self.container = client.containers.create(
+                image.id,
+                command=["python3", "-S", "-s", "-B", "-P", "/harness/agent.py"],
+                name=self.id,
+                stdin_open=True,
+                tty=False,
+                detach=True,
+                network_mode="none",
+                read_only=True,
+                tmpfs=TMPFS,
+                user=f"{uid}:{uid}",
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                mem_limit=f"{MEMORY_MB}m",
+                memswap_limit=f"{MEMORY_MB}m",
+                pids_limit=PIDS,
+                nano_cpus=1_000_000_000,
+                environment=ENVIRONMENT,
+                volumes={str(readable_copy()): {"bind": "/harness", "mode": "ro"}},
+                working_dir="/scratch",
+                hostname="sandbox",
+                labels=self._labels(),
+            )
+            attached = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
+            self.sock = attached._sock  # the raw socket under docker-py's wrapper
+            self.container.start()
+            self.reader = DockerStreamReader(self.sock)
+            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
+        except SandboxFailure as exc:
+            self.close()
+            raise SandboxFailure(f"the container did not come up: {exc}", anomaly="start_failed") from exc
+        except Exception as exc:
+            self.close()
+            raise SandboxFailure(f"could not start a container: {exc}", anomaly="start_failed") from exc
+        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
+            self.close()
+            raise SandboxFailure(f"unexpected greeting from the container: {self.ready}", anomaly="start_failed")
+        return self
+
+    @staticmethod
+    def _labels() -> dict[str, str]:
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        return {LABEL: "1", f"{LABEL}.owner": owner, f"{LABEL}.created": str(int(time.time()))}
+
+    @property
+    def alive(self) -> bool:
+        return self.container is not None and self.sock is not None
+
+    def close(self) -> None:
+        container, self.container = self.container, None
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: S110 - the reaper removes what this could not
+                pass
+        if self.uid_lease is not None:
+            self.uid_lease.release()
+            self.uid_lease = None
+
+    def fingerprint(self) -> str:
+        parts = [f"docker:{self.image_id}", f"python:{self.ready.get('python')}",
+                 f"pytest:{self.ready.get('pytest')}", f"hash_seed:{self.ready.get('hash_seed')}"]  # fmt: skip
+        return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if not self.alive:
+            raise SandboxFailure("the container is not running", anomaly="sandbox_died")
+        try:
+            self.sock.sendall(protocol.encode_frame(message))
+        except OSError as exc:
+            raise SandboxFailure(f"could not write to the container: {exc}", anomaly="sandbox_died") from exc
+
+    def ping(self, timeout: float = 2.0) -> bool:
+        try:
+            self._send({"op": "ping"})
+            return self.reader.read(time.monotonic() + timeout).get("op") == "pong"
+        except (SandboxFailure, OSError):
+            return False
+
+    def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
+        self._send(request.run_frame(run_id))
+        self._send(request.tests_frame())
+        result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)
+        self.runs += 1
+        if result.get("op") != "result" or result.get("run_id") != run_id:
+            raise SandboxFailure(f"the container answered out of turn: {str(result)[:200]}", anomaly="protocol")
+        return result
+
+
+def reap_containers(*, everything: bool = False) -> int:
+    """Remove containers the platform made whose owning process is gone (or all
+    of them with `everything`): what a crashed worker left. Returns the count."""
+    client = docker_client()
+    host = socket.gethostname()
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = container.labels.get(f"{LABEL}.owner", "")
+        owner_host, _, pid = owner.partition(":")
+        alive = owner_host == host and pid.isdigit() and _process_alive(int(pid))
+        if everything or not alive:
+            try:
+                container.remove(force=True)
+                removed += 1
+            except Exception:  # noqa: S110 - gone already
+                pass
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

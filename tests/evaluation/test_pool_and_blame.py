@@ -1,0 +1,116 @@
+"""Warm pools (reuse, recycling, busy, health, reapers) and who is blamed when a
+run goes wrong: the infrastructure (sandbox_error) or the solution."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evaluation.sandbox import engine
+from evaluation.sandbox.errors import PoolBusy
+from evaluation.sandbox.pool import SandboxPool
+from evaluation.sandbox.types import Limits, RunRequest, Status
+from evaluation.sandbox.uids import reap_orphaned_uids
+from tests.evaluation.conftest import needs_bwrap, needs_docker
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def trivial(solution: str = ADD) -> RunRequest:
+    return RunRequest(suite_kind="assertions", solution=solution, tests={"hidden": ["assert add(1, 2) == 3"]},
+                      entry_point="add", limits=Limits(wall_s=3, cpu_s=2))  # fmt: skip
+
+
+@pytest.fixture
+def pool():
+    pool = SandboxPool(engine.sandbox_factory("bwrap"), size=1, wait_s=0.2, max_runs=3)
+    yield pool
+    pool.close()
+
+
+@needs_bwrap
+def test_a_warm_sandbox_is_reused_and_recycled_after_max_runs(pool):
+    ids = [engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id for _ in range(4)]
+    assert ids[0] == ids[1] == ids[2] != ids[3]
+    assert pool.stats()["recycled"] == 1
+
+
+@needs_bwrap
+def test_a_full_pool_answers_busy_instead_of_overloading(pool):
+    with pool.lease(), pytest.raises(PoolBusy, match="all 1 sandboxes are busy"):
+        engine.run(trivial(), backend="bwrap", pool=pool)
+
+
+@needs_bwrap
+def test_a_sandbox_is_never_reused_after_an_anomaly(pool):
+    killer = "import os\ndef add(a, b):\n    os.kill(os.getppid(), 9)\n"
+    before = engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id
+    engine.run(trivial(killer), backend="bwrap", pool=pool)
+    after = engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id
+    assert before != after
+
+
+@needs_bwrap
+def test_a_dead_idle_sandbox_is_replaced_at_the_next_lease(pool, monkeypatch):
+    first = engine.run(trivial(), backend="bwrap", pool=pool)
+    sandbox, _ = pool._idle[0]
+    sandbox.process.kill()
+    sandbox.process.wait()
+    second = engine.run(trivial(), backend="bwrap", pool=pool)
+    assert second.passed and second.sandbox_id != first.sandbox_id and second.attempts == 1
+
+
+@needs_bwrap
+def test_a_solution_that_kills_its_judge_fails_after_a_clean_rerun(pool):
+    result = engine.run(
+        trivial("import os\ndef add(a, b):\n    os.kill(os.getppid(), 9)\n"), backend="bwrap", pool=pool
+    )
+    assert result.status == Status.FAILED and result.attempts == 2
+    assert "no complete result record" in result.message
+
+
+@needs_bwrap
+def test_a_sandbox_that_cannot_start_is_a_sandbox_error_not_a_wrong_answer(monkeypatch):
+    monkeypatch.setenv("SANDBOX_PYTHON", "/nonexistent/python3")
+    result = engine.run(trivial(), backend="bwrap", warm=False)
+    assert result.status == Status.SANDBOX_ERROR
+    assert result.anomaly == "start_failed" and not result.passed
+
+
+@needs_bwrap
+def test_the_bwrap_reaper_kills_processes_of_a_sandbox_whose_owner_is_gone():
+    from evaluation.sandbox.bwrap import BwrapSandbox
+
+    sandbox = BwrapSandbox(slot=900).start()
+    try:
+        assert sandbox.alive
+        reap_orphaned_uids()
+        assert sandbox.alive and sandbox.ping()  # its uid is held by a live owner: left alone
+        sandbox.uid_lease.release()  # what a crashed worker's death does to its lock
+        sandbox.uid_lease = None
+        assert reap_orphaned_uids() >= 1
+        deadline = time.monotonic() + 5
+        while sandbox.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not sandbox.alive
+    finally:
+        sandbox.close()
+
+
+@needs_docker
+def test_the_docker_reaper_removes_containers_whose_owner_is_gone():
+    from evaluation.sandbox.docker_backend import LABEL, DockerSandbox, docker_client, reap_containers
+
+    sandbox = DockerSandbox().start()
+    client = docker_client()
+    orphan = client.containers.create("taskplatform-sandbox:latest", command=["true"],
+                                      labels={LABEL: "1", f"{LABEL}.owner": "nohost:999999999"})  # fmt: skip
+    try:
+        reap_containers()
+        remaining = {c.id for c in client.containers.list(all=True, filters={"label": LABEL})}
+        assert orphan.id not in remaining
+        assert sandbox.container.id in remaining  # its owner (this process) is alive
+        assert sandbox.ping()
+    finally:
+        sandbox.close()
