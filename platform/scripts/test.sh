@@ -10,6 +10,8 @@ ensure_venv requirements-dev.txt
 # need bubblewrap and the sandbox's own interpreter (Debian's python3 with pytest).
 apt_install chromium fonts-dejavu-core bubblewrap python3 python3-pytest
 DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
+# The Docker backend's tests need a running engine (no bridge) and the sandbox image.
+"$ROOT/platform/scripts/ensure-docker.sh" >/dev/null
 export DATABASE_URL
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 unset SECRET_KEY DJANGO_DEBUG
