@@ -1,7 +1,14 @@
-"""The agent: a warm interpreter inside a sandbox that forks a judge and solution
-processes for each run. It never runs solution code and never reads a test,
-so every process it forks starts pristine: nothing of an earlier run (modules,
-monkeypatches, expected values) survives into the next.
+"""The agent: a warm interpreter inside a sandbox, made of two processes.
+
+- The zygote is forked at start-up, before anything is read. It never reads a
+  test and never runs solution code; for each solution process a run needs,
+  it forks a pristine copy of itself. So a solution process inherits no test,
+  no expected value and nothing of an earlier run (modules, monkeypatches).
+- The judge (this process) reads each run's tests, asks the zygote for
+  solution processes, talks to them with plain data, and decides the verdict
+  (judge.py). It is never forked from, so what it holds never reaches a
+  solution. Between runs it restores the builtins and module table it
+  started with, and the pool recycles the sandbox after a number of runs.
 
 Run as: python3 -S -s -B -P agent.py   (site disabled: no .pth, no sitecustomize)
 Speaks length-prefixed JSON frames on fd 0 (in) and fd 1 (out); see protocol.py.
@@ -188,13 +195,6 @@ def _reap_all() -> list[tuple[int, int, Any]]:
     return reaped
 
 
-def _frame_complete(data: bytearray) -> bool:
-    if len(data) < protocol.HEADER.size:
-        return False
-    (size,) = protocol.HEADER.unpack(bytes(data[: protocol.HEADER.size]))
-    return len(data) >= protocol.HEADER.size + size
-
-
 def _close_all_but(keep: set[int]) -> None:
     low = 0
     for fd in sorted(keep):
@@ -285,129 +285,6 @@ def _exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:
     return info
 
 
-def handle_run(spec: dict[str, Any], wakeup_r: int) -> dict[str, Any]:
-    """Fork the judge (which reads the tests frame from fd 0 itself), serve its
-    requests for solution processes, and return the complete result record."""
-    started = time.monotonic()
-    marks: dict[str, float] = {}
-
-    def mark(name: str) -> None:
-        marks[name] = round((time.monotonic() - started) * 1000, 3)
-
-    run = Run(spec)
-    _wipe_scratch()
-    ctl, ctl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    report_r, report_w = os.pipe()
-    # The first solution process starts now, beside the judge rather than after
-    # it asks: loading the candidate overlaps the judge reading the tests.
-    first: dict[str, int] | None = None
-    if spec["kind"] != "stdio":
-        mode = "pytest" if spec["kind"] == "pytest" else "calls"
-        chan, chan_child = socket.socketpair()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        pid = _spawn_solution(run, mode, [chan_child.detach(), out_w, err_w])
-        first = {"pid": pid, "chan": chan.detach(), "out": out_r, "err": err_r}
-    judge_pid = os.fork()
-    if judge_pid == 0:
-        try:
-            ctl.close()
-            os.close(report_r)
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            keep = {IN_FD, 2, ctl_child.fileno(), report_w}
-            if first:
-                keep |= {first["chan"], first["out"], first["err"]}
-            _close_all_but(keep)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, OUT_FD)  # the host's channel is the agent's alone
-            os.close(devnull)
-            judge.main(ctl_child.fileno(), report_w, IN_FD, spec, first)
-        except BaseException:
-            traceback.print_exc()  # to the sandbox's stderr: the agent reports judge_left_no_record
-        finally:
-            os._exit(0)
-    mark("judge_forked")
-    ctl_child.close()
-    os.close(report_w)
-    if first:
-        for name in ("chan", "out", "err"):
-            os.close(first[name])
-
-    record: dict[str, Any] | None = None
-    anomaly: str | None = None
-    judge_exit: dict[str, Any] | None = None
-    report_chunks = bytearray()
-    backstop = started + float(run.limits["wall_s"]) + 15.0
-    open_fds = [ctl.fileno(), wakeup_r, report_r]
-    while not _frame_complete(report_chunks) and (judge_exit is None or report_r in open_fds):
-        timeout = backstop - time.monotonic()
-        if timeout <= 0:
-            anomaly = "judge_unresponsive"
-            break
-        ready, _, _ = select.select(open_fds, [], [], timeout)
-        if wakeup_r in ready:
-            try:
-                os.read(wakeup_r, 4096)
-            except BlockingIOError:
-                pass
-            for pid, status, usage in _reap_all():
-                if pid == judge_pid:
-                    judge_exit = {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                                  "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}  # fmt: skip
-                elif pid in run.solutions:
-                    run.solutions.discard(pid)
-                    info = _exit_info(run, pid, status, usage)
-                    try:
-                        ctl.send(json.dumps(info).encode())
-                    except OSError:
-                        pass
-        if ctl.fileno() in ready:
-            try:
-                data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 8)
-            except OSError:
-                data, fds = b"", []
-            if not data:
-                open_fds.remove(ctl.fileno())
-            else:
-                _serve(run, ctl, json.loads(data), fds)
-        if report_r in ready:
-            chunk = os.read(report_r, 1 << 20)
-            if chunk:
-                report_chunks += chunk
-            else:
-                open_fds.remove(report_r)
-    if report_chunks:
-        try:
-            (size,) = protocol.HEADER.unpack(bytes(report_chunks[:4]))
-            record = json.loads(bytes(report_chunks[4 : 4 + size]))
-        except (ValueError, protocol.struct.error):
-            anomaly = anomaly or "judge_report_corrupt"
-    if record is None and anomaly is None:
-        anomaly = "judge_died" if not judge_exit or judge_exit.get("signal") else "judge_left_no_record"
-    ctl.close()
-    os.close(report_r)
-    mark("report_received")
-    leftovers = _end_run(run, judge_pid if judge_exit is None else None)
-    mark("processes_ended")
-    _wipe_scratch()
-    mark("scratch_wiped")
-    return {
-        "op": "result",
-        "run_id": spec.get("run_id"),
-        "record": record,
-        "anomaly": anomaly,
-        "judge_exit": judge_exit,
-        "cpu_s": round(run.cpu_s, 6),
-        "peak_memory_kb": run.peak_kb,
-        "solution_processes": run.spawned,
-        "solution_exit": run.last_exit,
-        "leftover_processes": leftovers,
-        "wall_s": round(time.monotonic() - started, 6),
-        "timings_ms": marks,
-    }
-
-
 def _spawn_solution(run: Run, mode: str, fds: list[int]) -> int:
     pid = os.fork()
     if pid == 0:
@@ -422,42 +299,215 @@ def _spawn_solution(run: Run, mode: str, fds: list[int]) -> int:
     return pid
 
 
-def _serve(run: Run, ctl: socket.socket, message: dict[str, Any], fds: list[int]) -> None:
-    op = message.get("op")
-    if op == "spawn":
-        pid = _spawn_solution(run, message["mode"], fds)
-        ctl.send(json.dumps({"op": "spawned", "pid": pid}).encode())
-    elif op == "kill":
-        pid = int(message["pid"])
-        if pid in run.solutions:
-            for target in (-pid, pid):  # its process group first: it called setsid
-                try:
-                    os.kill(target, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-    else:
-        for fd in fds:
-            os.close(fd)
+# -- the zygote ----------------------------------------------------------------------------
+
+
+def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
+    """Serve the judge: start solution processes, report their exits, and end
+    each run by killing everything it started. Never reads a test."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a run come back here to be killed
+    wakeup_r, wakeup_w = os.pipe()
+    os.set_blocking(wakeup_r, False)
+    os.set_blocking(wakeup_w, False)
+    signal.set_wakeup_fd(wakeup_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    run: Run | None = None
+    while True:
+        ready, _, _ = select.select([ctl, wakeup_r], [], [])
+        if wakeup_r in ready:
+            try:
+                os.read(wakeup_r, 4096)
+            except BlockingIOError:
+                pass
+            for pid, status, usage in _reap_all():
+                if run is not None and pid in run.solutions:
+                    run.solutions.discard(pid)
+                    _send_quietly(ctl, _exit_info(run, pid, status, usage))
+        if ctl not in ready:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 8)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the judge is gone: take everything down with us
+            if run is not None:
+                _end_run(run, None)
+            os._exit(0)
+        message = json.loads(data)
+        op = message.get("op")
+        if op == "begin":
+            run = Run(protocol.receive(spec_fd))
+            _wipe_scratch()
+        elif op == "spawn" and run is not None:
+            pid = _spawn_solution(run, message["mode"], fds)
+            _send_quietly(ctl, {"op": "spawned", "pid": pid})
+        elif op == "kill" and run is not None:
+            pid = int(message["pid"])
+            if pid in run.solutions:
+                for target in (-pid, pid):  # its process group first: it called setsid
+                    try:
+                        os.kill(target, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+        elif op == "end" and run is not None:
+            strays = _end_run(run, None)
+            _wipe_scratch()
+            _send_quietly(ctl, {"op": "ended", "cpu_s": round(run.cpu_s, 6), "peak_memory_kb": run.peak_kb,
+                                "solution_processes": run.spawned, "solution_exit": run.last_exit,
+                                "leftover_processes": strays})  # fmt: skip
+            run = None
+        else:
+            for fd in fds:
+                os.close(fd)
+
+
+def _send_quietly(ctl: socket.socket, message: dict[str, Any]) -> None:
+    try:
+        ctl.send(json.dumps(message).encode())
+    except OSError:
+        pass
+
+
+class Zygote:
+    """The judge's handle on its zygote."""
+
+    def __init__(self) -> None:
+        self.ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        spec_r, self.spec_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                self.ctl.close()
+                os.close(self.spec_w)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                os.dup2(devnull, IN_FD)  # the host's channel is the judge's alone
+                os.dup2(devnull, OUT_FD)
+                _close_all_but({IN_FD, OUT_FD, 2, zygote_end.fileno(), spec_r})
+                zygote_main(zygote_end, spec_r)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(1)
+        zygote_end.close()
+        os.close(spec_r)
+
+    def begin(self, spec: dict[str, Any]) -> None:
+        protocol.send(self.spec_w, spec)
+        self.ctl.send(json.dumps({"op": "begin"}).encode())
+
+    def end(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Have the zygote kill what the run started; returns its accounting."""
+        self.ctl.send(json.dumps({"op": "end"}).encode())
+        deadline = time.monotonic() + timeout
+        while True:
+            ready, _, _ = select.select([self.ctl], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise ZygoteGone("the zygote did not end the run")
+            data = self.ctl.recv(65536)
+            if not data:
+                raise ZygoteGone("the zygote died")
+            message = json.loads(data)
+            if message.get("op") == "ended":
+                return message
+
+
+class ZygoteGone(Exception):
+    pass
+
+
+# -- the judge's side of a run ---------------------------------------------------------------
+
+
+class _Backstop(BaseException):
+    """Raised by the alarm when judging overruns; not an Exception, so test code's
+    own `except Exception` cannot swallow it."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Backstop()
+
+
+class Hygiene:
+    """What the judge restores after every run: test code runs in this process."""
+
+    def __init__(self) -> None:
+        import builtins
+
+        self.builtins = builtins
+        self.saved_builtins = dict(builtins.__dict__)
+        self.saved_modules = set(sys.modules)
+        self.saved_path = list(sys.path)
+
+    def restore(self) -> None:
+        self.builtins.__dict__.clear()
+        self.builtins.__dict__.update(self.saved_builtins)
+        for name in set(sys.modules) - self.saved_modules:
+            del sys.modules[name]
+        sys.path[:] = self.saved_path
+
+
+def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> dict[str, Any]:
+    """One run: hand the zygote the solution, read the tests, judge, end the run."""
+    started = time.monotonic()
+    marks: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        marks[name] = round((time.monotonic() - started) * 1000, 3)
+
+    zygote.begin(spec)
+    tests = protocol.receive(IN_FD)
+    mark("tests_read")
+    anomaly: str | None = None
+    record: dict[str, Any] | None = None
+    import random
+
+    random.seed(int(spec["seed"]))  # test code that draws from `random` draws the same
+    signal.setitimer(signal.ITIMER_REAL, float(spec["limits"]["wall_s"]) + 10.0)
+    try:
+        record = judge.judge_run(zygote.ctl, spec, tests)
+    except _Backstop:
+        anomaly = "judge_unresponsive"
+    except judge.ChannelLost:
+        anomaly = "zygote_died"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    mark("judged")
+    try:
+        ended = zygote.end()
+    except (ZygoteGone, OSError):
+        ended, anomaly = {}, anomaly or "zygote_died"
+    mark("ended")
+    hygiene.restore()
+    return {
+        "op": "result",
+        "run_id": spec.get("run_id"),
+        "record": record,
+        "anomaly": anomaly,
+        "cpu_s": ended.get("cpu_s", 0.0),
+        "peak_memory_kb": ended.get("peak_memory_kb", 0),
+        "solution_processes": ended.get("solution_processes", 0),
+        "solution_exit": ended.get("solution_exit"),
+        "leftover_processes": ended.get("leftover_processes", 0),
+        "wall_s": round(time.monotonic() - started, 6),
+        "timings_ms": marks,
+    }
 
 
 def main() -> None:
     if not SCRATCH or not os.path.isabs(SCRATCH):
         sys.exit("agent: HARNESS_SCRATCH must name the sandbox's private scratch directory")
-    _prctl(PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/mem or fd of the agent
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a run come back to be killed
+    _prctl(PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/mem or fd of ours (inherited by forks)
     for name in WARM_MODULES:
         __import__(name)
     # pytest is not imported here: it would make every fork cost ~1.5 ms more; the
     # pytest kind imports it in its own solution process.
+    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
     gc.collect()
     gc.freeze()  # keep forked children from touching (and copying) these pages
-    wakeup_r, wakeup_w = os.pipe()
-    os.set_blocking(wakeup_w, False)
-    os.set_blocking(wakeup_r, False)
-    signal.set_wakeup_fd(wakeup_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
+    zygote = Zygote()  # before any frame is read: it must never hold a test
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
+    signal.signal(signal.SIGALRM, _alarm)
+    hygiene = Hygiene()
     protocol.send(OUT_FD, {"op": "ready", **fingerprint()})
     runs = 0
     while True:
@@ -468,7 +518,7 @@ def main() -> None:
         op = message.get("op")
         if op == "run":
             try:
-                result = handle_run(message, wakeup_r)
+                result = handle_run(message, zygote, hygiene)
             except Exception:
                 result = {"op": "result", "run_id": message.get("run_id"), "record": None,
                           "anomaly": "agent_error", "detail": traceback.format_exc()[-4000:]}  # fmt: skip
@@ -476,11 +526,12 @@ def main() -> None:
             result["agent_runs"] = runs
             protocol.send(OUT_FD, result)
         elif op == "ping":
-            protocol.send(OUT_FD, {"op": "pong", "runs": runs, "pid": os.getpid()})
+            open_fds = len(os.listdir("/proc/self/fd"))
+            protocol.send(OUT_FD, {"op": "pong", "runs": runs, "pid": os.getpid(), "open_fds": open_fds})
         elif op == "exit":
             return
         elif op == "tests":
-            continue  # the tests of a run whose judge died before reading them
+            continue  # the tests of a run that failed before reading them
         else:
             protocol.send(OUT_FD, {"op": "error", "message": f"unknown op {op!r}"})
 

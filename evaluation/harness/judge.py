@@ -31,6 +31,11 @@ class CandidateFailure(Exception):
         self.kind = kind
 
 
+class ChannelLost(BaseException):
+    """The zygote is gone or stuck: the sandbox is broken for this run. A BaseException,
+    so the handlers that turn test errors into outcomes never swallow it."""
+
+
 class SuiteProblem(Exception):
     """The test suite itself cannot run as written (not the candidate's fault)."""
 
@@ -93,10 +98,7 @@ def top_level_names(source: str) -> tuple[set[str], set[str]]:
 
 
 class Judge:
-    def __init__(
-        self, ctl: socket.socket, run: dict[str, Any], tests: dict[str, Any], first: dict[str, int] | None = None
-    ) -> None:
-        self.first = first
+    def __init__(self, ctl: socket.socket, run: dict[str, Any], tests: dict[str, Any]) -> None:
         self.ctl = ctl
         self.ctl_lock = threading.Lock()
         self.run_spec = run
@@ -126,7 +128,7 @@ class Judge:
             return None
         data = self.ctl.recv(65536)
         if not data:
-            raise SuiteProblem("the agent closed the control channel")
+            raise ChannelLost("the zygote closed its control channel")
         return json.loads(data)
 
     def _wait_for(self, predicate: Any, timeout: float) -> dict[str, Any] | None:
@@ -143,13 +145,6 @@ class Judge:
             if predicate(message):
                 return message
 
-    def _adopt_first(self) -> Child:
-        """The solution process the agent started beside us, already loading."""
-        first, self.first = self.first, None
-        child = Child(first["pid"], socket.socket(fileno=first["chan"]), None, None)  # type: ignore[arg-type]
-        self._start_capture(child, first["out"], first["err"])
-        return child
-
     def _start_capture(self, child: Child, out_r: int, err_r: int) -> None:
         child.out = Capture(out_r, self.output_cap, lambda: self._output_exceeded(child))
         child.err = Capture(err_r, self.output_cap, lambda: self._output_exceeded(child))
@@ -158,9 +153,7 @@ class Judge:
         self.children.append(child)
 
     def spawn(self, mode: str, *, stdin: bool = False) -> Child:
-        """Ask the agent for a fresh solution process wired to new pipes of ours."""
-        if self.first is not None and not stdin:
-            return self._adopt_first()
+        """Ask the zygote for a fresh solution process wired to new pipes of ours."""
         ours, theirs = [], []
         chan = None
         if mode in ("calls", "pytest"):
@@ -181,7 +174,7 @@ class Judge:
             sock.close()
         reply = self._wait_for(lambda m: m.get("op") == "spawned", 10.0)
         if reply is None:
-            raise SuiteProblem("the agent did not start a solution process")
+            raise ChannelLost("the zygote did not start a solution process")
         child = Child(reply["pid"], chan, None, None)  # type: ignore[arg-type]
         child.stdin_fd = write_end if stdin else None  # type: ignore[attr-defined]
         self._start_capture(child, out_r, err_r)
@@ -560,19 +553,18 @@ def _first_difference(expected: list[str], got: list[str]) -> str:
     return f"output has {len(got) - len(expected)} extra line(s) after the expected {len(expected)}"
 
 
-def main(ctl_fd: int, report_fd: int, tests_fd: int, run: dict[str, Any], first: dict[str, int] | None) -> None:
-    """Entry point in the forked judge: read the tests frame, judge, send the record."""
-    ctl = socket.socket(fileno=ctl_fd)
+def judge_run(ctl: socket.socket, run: dict[str, Any], tests: dict[str, Any]) -> dict[str, Any]:
+    """Judge one run and return its complete record. ChannelLost propagates: a
+    broken sandbox is for the engine to rerun and blame, not a verdict."""
+    judge = Judge(ctl, run, tests)
     try:
-        tests = protocol.receive(tests_fd)
-        os.close(tests_fd)
-        judge = Judge(ctl, run, tests, first)
-        try:
-            record = judge.run()
-        except LoadError as exc:
-            record = judge.report()
-            record.update(status="error", message=str(exc)[:4000])
+        return judge.run()
+    except LoadError as exc:
+        record = judge.report()
+        record.update(status="error", message=str(exc)[:4000])
+        return record
+    except ChannelLost:
+        raise
     except Exception:  # a fault of the harness, not of the candidate
-        record = {"complete": True, "status": "sandbox_error", "message": traceback.format_exc()[-4000:],
-                  "tests": [], "stdout": "", "stderr": ""}  # fmt: skip
-    protocol.send(report_fd, record)
+        return {"complete": True, "status": "sandbox_error", "message": traceback.format_exc()[-4000:],
+                "tests": [], "stdout": "", "stderr": ""}  # fmt: skip
