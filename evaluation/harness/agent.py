@@ -72,13 +72,24 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
-def fingerprint() -> dict[str, Any]:
-    try:
-        import pytest
+def _pytest_version() -> str | None:
+    """pytest's version without importing it (an import costs ~100 ms at start-up)."""
+    import importlib.util
+    import re
 
-        pytest_version = pytest.__version__
-    except ImportError:
-        pytest_version = None
+    spec = importlib.util.find_spec("_pytest")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        with open(os.path.join(spec.submodule_search_locations[0], "_version.py")) as handle:
+            found = re.search(r"""version\s*=\s*['"]([^'"]+)['"]""", handle.read())
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+def fingerprint() -> dict[str, Any]:
+    pytest_version = _pytest_version()
     return {
         "python": sys.version.split()[0],
         "implementation": sys.implementation.name,
@@ -497,8 +508,9 @@ def main() -> None:
     if not SCRATCH or not os.path.isabs(SCRATCH):
         sys.exit("agent: HARNESS_SCRATCH must name the sandbox's private scratch directory")
     _prctl(PR_SET_DUMPABLE, 0)  # no ptrace, no /proc/<pid>/mem or fd of ours (inherited by forks)
-    for name in WARM_MODULES:
-        __import__(name)
+    if os.environ.get("HARNESS_WARM", "1") == "1":  # a one-run sandbox skips what only reuse repays
+        for name in WARM_MODULES:
+            __import__(name)
     # pytest is not imported here: it would make every fork cost ~1.5 ms more; the
     # pytest kind imports it in its own solution process.
     os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)

@@ -36,7 +36,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(*, harness: str, python: str) -> list[str]:
+def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
     return [
         bwrap_path() or "bwrap",
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
@@ -58,6 +58,7 @@ def bwrap_command(*, harness: str, python: str) -> list[str]:
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONHASHSEED", HASH_SEED,
         "--setenv", "HARNESS_SCRATCH", "/scratch",
+        "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--cap-drop", "ALL",
         python, "-S", "-s", "-B", "-P", "/harness/agent.py",
     ]  # fmt: skip
@@ -66,8 +67,9 @@ def bwrap_command(*, harness: str, python: str) -> list[str]:
 class BwrapSandbox:
     backend = "bwrap"
 
-    def __init__(self, *, slot: int | None = None) -> None:
+    def __init__(self, *, slot: int | None = None, warm: bool = True) -> None:
         self.slot = next(_slots) if slot is None else slot
+        self.warm = warm
         self.id = f"bwrap-{uuid.uuid4().hex[:12]}"
         self.process: subprocess.Popen | None = None
         self.reader: FrameReader | None = None
@@ -82,7 +84,7 @@ class BwrapSandbox:
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
         python = os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
-        command = bwrap_command(harness=str(readable_copy()), python=python)
+        command = bwrap_command(harness=str(readable_copy()), python=python, warm=self.warm)
         if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
             self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
             self.uid = self.uid_lease.uid
@@ -129,15 +131,13 @@ class BwrapSandbox:
             return
         try:
             if process.poll() is None:
+                # Nothing in a sandbox is worth a graceful exit: killing bwrap takes its
+                # PID namespace, and with it every process inside, down at once.
                 try:
-                    protocol.write_all(process.stdin.fileno(), protocol.encode_frame({"op": "exit"}))
-                except OSError:
-                    pass
-                try:
-                    process.wait(timeout=0.5)
-                except subprocess.TimeoutExpired:
                     os.killpg(process.pid, 9)
-                    process.wait(timeout=5)
+                except ProcessLookupError:
+                    pass
+            process.wait()
         finally:
             for stream in (process.stdin, process.stdout):
                 try:

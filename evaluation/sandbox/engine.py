@@ -42,11 +42,11 @@ def sandbox_reaper(backend: str) -> Any:
     return reap_containers
 
 
-def sandbox_factory(backend: str) -> Any:
+def sandbox_factory(backend: str, *, warm: bool = True) -> Any:
     if backend == "bwrap":
         from evaluation.sandbox.bwrap import BwrapSandbox
 
-        return lambda slot: BwrapSandbox(slot=slot)
+        return lambda slot: BwrapSandbox(slot=slot, warm=warm)
     if backend == "docker":
         from evaluation.sandbox.docker_backend import DockerSandbox
 
@@ -84,7 +84,7 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _At
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
     if pool is None:  # cold: a fresh sandbox for this run alone
-        sandbox = sandbox_factory(backend)(0)
+        sandbox = sandbox_factory(backend, warm=False)(0)
         try:
             sandbox.start()
             attempt.sandbox = sandbox
@@ -92,7 +92,8 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _At
         except SandboxFailure as exc:
             attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
         finally:
-            sandbox.close()
+            # The verdict is in; tearing the sandbox down need not delay it.
+            threading.Thread(target=sandbox.close, daemon=True).start()
     else:
         try:
             with pool.lease() as sandbox:
