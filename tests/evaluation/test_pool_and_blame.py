@@ -114,3 +114,27 @@ def test_the_docker_reaper_removes_containers_whose_owner_is_gone():
         assert sandbox.ping()
     finally:
         sandbox.close()
+
+
+@needs_bwrap
+def test_a_warm_sandbox_leaks_no_descriptors_across_runs(pool):
+    pool.max_runs = 1000
+    for _ in range(5):
+        engine.run(trivial(), backend="bwrap", pool=pool)
+    with pool.lease() as sandbox:
+        sandbox._send({"op": "ping"})
+        before = sandbox.reader.read(time.monotonic() + 5)["open_fds"]
+    stdio = RunRequest(
+        suite_kind="stdio",
+        solution="print(input())\n",
+        tests={"hidden": [{"input": "x\n", "output": "x"}] * 3},
+        limits=Limits(wall_s=3, cpu_s=2),
+    )
+    for _ in range(20):
+        engine.run(trivial(), backend="bwrap", pool=pool)
+        engine.run(trivial("def add(a, b):\n    raise ValueError\n"), backend="bwrap", pool=pool)
+        engine.run(stdio, backend="bwrap", pool=pool)
+    with pool.lease() as sandbox:
+        sandbox._send({"op": "ping"})
+        after = sandbox.reader.read(time.monotonic() + 5)["open_fds"]
+    assert after == before
