@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench sandbox-image
+.PHONY: run test lint format bench bench-sandbox sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -15,6 +15,9 @@ format:  ## apply ruff's formatting and safe fixes
 
 bench:  ## run every benchmark under bench/; each prints a JSON line of ratios
 	@for b in bench/*.py; do .venv/bin/python "$$b" || exit 1; done
+
+bench-sandbox:  ## the sandbox benchmark alone (warm, cold, Docker, HumanEval throughput)
+	@.venv/bin/python bench/sandbox.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh
