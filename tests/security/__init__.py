@@ -1,0 +1,1 @@
+"""Hostile programs against the sandboxes: none may pass, escape, or break the host."""
