@@ -264,20 +264,48 @@ def _end_run(run: Run, judge_pid: int | None) -> int:
     return strays
 
 
+# Other writable places a run could leave something in (the sandbox's /tmp, /dev/shm).
+WIPE_TOO = [p for p in os.environ.get("HARNESS_WIPE", "").split(":") if os.path.isabs(p)]
+
+
 def _wipe_scratch() -> None:
+    for extra in WIPE_TOO:
+        _empty(extra)
     entries = os.listdir(SCRATCH)
     if entries == ["run"] and not os.listdir(RUN_DIR):
         return
+    _empty(SCRATCH)
+    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
+
+
+def _empty(directory: str) -> None:
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
     for entry in entries:
-        path = os.path.join(SCRATCH, entry)
+        path = os.path.join(directory, entry)
         try:
             if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+                shutil.rmtree(path, onerror=_unlock_and_retry)
             else:
                 os.unlink(path)
         except OSError:
             pass
-    os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
+
+
+def _unlock_and_retry(function: Any, path: str, _exc: Any) -> None:
+    """A run may leave a directory it made unreadable or unwritable: open it up
+    (it is ours, same uid) and try again, so nothing survives into the next run."""
+    try:
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            function(path)
+    except OSError:
+        pass
 
 
 def _exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:

@@ -224,19 +224,27 @@ class Judge:
         if not ready:
             self.kill(child)
             raise CandidateFailure("timeout", f"no answer within the {self.limits['wall_s']} s wall-time limit")
-        try:
-            reply = protocol.receive(fd)
-        except protocol.ChannelClosed:
-            raise self._failure_from_exit(child) from None
-        except protocol.ChannelCorrupt as exc:
-            self.kill(child)
-            raise CandidateFailure("exited", f"the candidate corrupted its channel: {exc}") from None
+        reply = self.receive_from(child)
         if not isinstance(reply, dict) or reply.get("id") != child.seq:
             self.kill(child)
             raise CandidateFailure("exited", "the candidate answered out of turn")
         if reply.get("memory"):
             raise CandidateFailure("memory", "the candidate ran out of memory (MemoryError)")
         return reply
+
+    def receive_from(self, child: Child) -> Any:
+        """A frame from the candidate, read against the wall-time deadline: it may
+        close, corrupt or stall its channel, and each of those is its failure."""
+        try:
+            return protocol.receive(child.chan.fileno(), deadline=self.deadline)
+        except protocol.ChannelClosed:
+            raise self._failure_from_exit(child) from None
+        except protocol.ChannelTimeout:
+            self.kill(child)
+            raise CandidateFailure("timeout", "the candidate stalled mid-answer past the wall-time limit") from None
+        except protocol.ChannelCorrupt as exc:
+            self.kill(child)
+            raise CandidateFailure("exited", f"the candidate corrupted its channel: {exc}") from None
 
     def call(self, child: Child, name: str, args: tuple, kwargs: dict) -> Any:
         try:
@@ -252,11 +260,14 @@ class Judge:
     @staticmethod
     def _value(name: str, reply: dict[str, Any]) -> Any:
         if "raised" in reply:
-            raised = reply["raised"]
-            raise CandidateFailure("raised", f"{name} raised {raised['type']}: {raised['message']}")
+            raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
+            raise CandidateFailure("raised", f"{name} raised {raised.get('type')}: {raised.get('message')}")
         if "not_data" in reply:
-            raise CandidateFailure("not_data", f"{name} returned {reply['not_data']}")
-        return codec.decode(reply["value"])
+            raise CandidateFailure("not_data", f"{name} returned {str(reply['not_data'])[:200]}")
+        try:
+            return codec.decode(reply["value"])
+        except (KeyError, TypeError, ValueError, RecursionError):
+            raise CandidateFailure("exited", f"{name}'s answer is malformed") from None
 
     # -- running a suite -----------------------------------------------------------------------
 
@@ -315,15 +326,15 @@ class Judge:
         if not ready:
             self.kill(child)
             raise CandidateFailure("timeout", "loading the solution took longer than the wall-time limit")
-        try:
-            loaded = protocol.receive(fd)
-        except (protocol.ChannelClosed, protocol.ChannelCorrupt):
-            raise self._failure_from_exit(child) from None
+        loaded = self.receive_from(child)
         self.mark("loaded")
+        if not isinstance(loaded, dict):
+            self.kill(child)
+            raise CandidateFailure("exited", "the candidate corrupted its channel while loading")
         if loaded.get("memory"):
             raise CandidateFailure("memory", "the candidate ran out of memory while loading")
-        if not loaded.get("loaded"):
-            error = loaded.get("error", {})
+        if loaded.get("loaded") is not True:
+            error = loaded.get("error") if isinstance(loaded.get("error"), dict) else {}
             self.load_error = f"{error.get('type')}: {error.get('message')}\n{loaded.get('traceback', '')}"
             raise LoadError(self.load_error)
         return child
@@ -432,12 +443,14 @@ class Judge:
                 self.kill(child)
                 raise CandidateFailure("timeout", f"pytest did not finish within {self.limits['wall_s']} s")
             try:
-                message = protocol.receive(fd)
-            except protocol.ChannelClosed:
-                break
-            except protocol.ChannelCorrupt as exc:
+                message = self.receive_from(child)
+            except CandidateFailure as exc:
+                if exc.kind != "exited" or "corrupted" in str(exc):
+                    raise
+                break  # the test process ended
+            if not _report_shape_ok(message):
                 self.kill(child)
-                raise CandidateFailure("exited", f"the test process corrupted its channel: {exc}") from None
+                raise CandidateFailure("exited", "the test process sent a malformed report")
             if "collected" in message:
                 collected = list(message["collected"])
             elif "collect_error" in message:
@@ -507,6 +520,25 @@ class Judge:
             "output_truncated": any(c.out.exceeded or c.err.exceeded for c in self.children),
             "timings_ms": self.marks,
         }
+
+
+def _report_shape_ok(message: Any) -> bool:
+    """Reports from the pytest process, checked before any field is used."""
+    if not isinstance(message, dict):
+        return False
+    if "collected" in message:
+        return isinstance(message["collected"], list) and all(isinstance(n, str) for n in message["collected"])
+    if "test" in message:
+        return (
+            isinstance(message["test"], str)
+            and message.get("when") in ("setup", "call", "teardown")
+            and isinstance(message.get("outcome"), str)
+            and isinstance(message.get("duration", 0), (int, float))
+            and isinstance(message.get("message", ""), str)
+        )
+    if "collect_error" in message:
+        return isinstance(message.get("message", ""), str)
+    return "finished" in message
 
 
 class LoadError(Exception):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import struct
+import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -24,10 +26,18 @@ class ChannelCorrupt(ValueError):
     """The other end sent something that is not a frame."""
 
 
-def read_exact(fd: int, size: int) -> bytes:
+class ChannelTimeout(TimeoutError):
+    """The other end started a frame and did not finish it in time."""
+
+
+def read_exact(fd: int, size: int, deadline: float | None = None) -> bytes:
     chunks = []
     remaining = size
     while remaining:
+        if deadline is not None:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise ChannelTimeout(f"the peer stalled with {remaining} of {size} bytes unsent")
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             raise ChannelClosed(f"channel closed with {remaining} of {size} bytes unread")
@@ -54,12 +64,14 @@ def send(fd: int, message: Any) -> None:
     write_all(fd, encode_frame(message))
 
 
-def receive(fd: int, *, limit: int = MAX_FRAME) -> Any:
-    (size,) = HEADER.unpack(read_exact(fd, HEADER.size))
+def receive(fd: int, *, limit: int = MAX_FRAME, deadline: float | None = None) -> Any:
+    """One frame. With a `deadline` (time.monotonic()), a peer that sends part of a
+    frame and stalls raises ChannelTimeout instead of blocking the reader."""
+    (size,) = HEADER.unpack(read_exact(fd, HEADER.size, deadline))
     if size > limit:
         raise ChannelCorrupt(f"frame of {size} bytes exceeds the limit of {limit}")
-    payload = read_exact(fd, size)
+    payload = read_exact(fd, size, deadline)
     try:
         return json.loads(payload)
-    except ValueError as exc:
-        raise ChannelCorrupt(f"frame is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ChannelCorrupt(f"frame is not JSON: {type(exc).__name__}") from exc

@@ -49,8 +49,9 @@ def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
         "--ro-bind", harness, "/harness",
         "--proc", "/proc",
         "--dev", "/dev",
+        "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",
         "--size", str(SCRATCH_BYTES), "--tmpfs", "/scratch",
-        "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp",  # noqa: S108 - the sandbox's own /tmp
+        "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp",
         "--chdir", "/scratch",
         "--hostname", "sandbox",
         "--clearenv",
@@ -59,7 +60,10 @@ def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
         "--setenv", "PYTHONHASHSEED", HASH_SEED,
         "--setenv", "HARNESS_SCRATCH", "/scratch",
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
+        "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
         "--cap-drop", "ALL",
+        "--remount-ro", "/",  # the root tmpfs bwrap builds the mounts on: not a place to write
+        "--as-pid-1",  # the non-dumpable agent is PID 1: no bwrap init holding the host's env and pipes
         python, "-S", "-s", "-B", "-P", "/harness/agent.py",
     ]  # fmt: skip
 
@@ -100,6 +104,7 @@ class BwrapSandbox:
         try:
             self.process = subprocess.Popen(
                 command,
+                env={"PATH": "/usr/bin:/bin"},  # bwrap itself holds none of the worker's secrets
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -27,8 +27,9 @@ LABEL = "org.taskplatform.sandbox"
 MEMORY_MB = int(os.environ.get("SANDBOX_DOCKER_MEMORY_MB", "2048"))
 PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
-ENVIRONMENT = {"PYTHONHASHSEED": "0", "HARNESS_SCRATCH": "/scratch", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}  # noqa: S108 - the container's own
+ENVIRONMENT = {"PYTHONHASHSEED": "0", "HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
+               "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # fmt: skip
+TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
 
 
 def docker_client() -> Any:
@@ -85,6 +86,7 @@ class DockerSandbox:
                 mem_limit=f"{MEMORY_MB}m",
                 memswap_limit=f"{MEMORY_MB}m",
                 pids_limit=PIDS,
+                shm_size="1m",
                 nano_cpus=1_000_000_000,
                 environment=ENVIRONMENT,
                 volumes={str(readable_copy()): {"bind": "/harness", "mode": "ro"}},

@@ -95,11 +95,6 @@ def stdio_case(name: str, solution: str, expect: frozenset[str] = F, **kw: Any) 
     return Case(name, "stdio", solution, tests, expect, **kw)
 
 
-BWRAP_INIT = (
-    "bwrap's PID-1 reaper inside the sandbox is a plain fork of the bwrap launched by the host: it runs "
-    "as the sandbox uid, is dumpable, and keeps the host's environment and the host channel's fds 0/1"
-)
-
 # -- network -------------------------------------------------------------------------------------
 
 TCP = """
@@ -272,7 +267,6 @@ FILES = [
     probe_case(
         "host_environment_via_proc_environ",
         src(HOST_ENV_PROC),
-        weakness={"bwrap": f"{BWRAP_INIT}: /proc/1/environ shows the worker's whole environment"},
     ),
 ]
 
@@ -296,10 +290,6 @@ WRITES = [
     probe_case(
         "write_filesystem_root",
         src(WRITE, path=f"/{MARKER}-root"),
-        weakness={
-            "bwrap": "bwrap's root is a writable tmpfs owned by the sandbox uid (no --remount-ro /): a solution "
-            "writes outside /scratch, and what it writes there is never wiped between runs"
-        },
     ),
 ]
 
@@ -381,11 +371,6 @@ RESOURCES = [
     probe_case(
         "fill_sandbox_root_with_many_files",
         src(FILL, dir=f"/{MARKER}-fill"),
-        weakness={
-            "bwrap": "the sandbox's root tmpfs (and /dev, /dev/shm) has no size= option: its cap is the kernel "
-            "default, half the host's RAM, and RLIMIT_FSIZE is per file; 1 GiB of host memory stays "
-            "pinned until the sandbox is recycled"
-        },
     ),
     probe_case(
         "daemonised_grandchild",
@@ -649,13 +634,11 @@ JUDGE = [
     probe_case(
         "ptrace_attach_sandbox_init",
         src(PTRACE).replace("for pid in agents():", "for pid in (1,):"),
-        weakness={"bwrap": f"{BWRAP_INIT}: PTRACE_ATTACH to it succeeds, and with it control of that process"},
     ),
     probe_case("read_judge_memory_and_fds", src(READ_MEM)),
     probe_case(
         "steal_host_channel_fds",
         src(STEAL_HOST_CHANNEL),
-        weakness={"bwrap": f"{BWRAP_INIT}: pidfd_getfd(2) on it hands a solution the host channel's pipes"},
     ),
     Case(
         "steal_tests_frame_with_tee",
@@ -668,18 +651,10 @@ JUDGE = [
     secret_case(
         "malformed_frame_at_load",
         MALFORMED_LOAD,
-        weakness={
-            "*": "Judge.load() calls loaded.get(...) on whatever JSON the candidate sent; a list raises "
-            "AttributeError, which judge_run reports as the harness's own fault (status sandbox_error)"
-        },
     ),
     secret_case(
         "deeply_nested_frame_at_load",
         DEEP_LOAD,
-        weakness={
-            "*": "protocol.receive() lets json's RecursionError through (it catches ValueError only); at "
-            "load the judge does not expect it, and judge_run reports the harness's own fault (sandbox_error)"
-        },
     ),
     secret_case(
         "short_frame_stalls_the_judge",
@@ -1009,10 +984,6 @@ PYTEST = [
     pytest_case(
         "pytest_malformed_frame",
         src(PYTEST_SOURCE_FRAME) + "\n\n_send({'collected': 5})\n\n\ndef answer(x):\n    return 0\n",
-        weakness={
-            "*": "Judge.run_pytest() trusts the shape of every frame: {'collected': 5} raises TypeError in "
-            "list(5), which judge_run reports as the harness's own fault (status sandbox_error)"
-        },
     ),
     pytest_case(
         "pytest_forge_report_frames",
@@ -1077,7 +1048,6 @@ STDIO = [
     stdio_case(
         "stdio_read_host_environment",
         src(HOST_ENV_PROC) + "\nprint(7302915 if probe() == 'PWNED' else 0)\n",
-        weakness={"bwrap": f"{BWRAP_INIT}: /proc/1/environ shows the worker's whole environment"},
     ),
 ]
 

@@ -12,7 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-BACKENDS = ["bwrap"] + (["docker"] if os.environ.get("SANDBOX_TEST_DOCKER") else [])
+from tests.evaluation.conftest import IN_CI, docker_ready
+
+# Docker runs wherever its engine and the sandbox image are there, and always under
+# CI (where `make test` sets both up, so a missing one fails rather than skips).
+BACKENDS = ["bwrap"] + (["docker"] if os.environ.get("SANDBOX_TEST_DOCKER") or IN_CI or docker_ready() else [])
 
 # A secret planted in this process's environment before any sandbox starts: the
 # stand-in for the worker's own secrets (SECRET_KEY, DATABASE_URL). No sandbox
