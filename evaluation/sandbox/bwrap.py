@@ -9,7 +9,6 @@ root), so per-user limits like the process count bind that sandbox alone.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import shutil
@@ -19,10 +18,10 @@ import uuid
 from typing import Any
 
 from evaluation.harness import protocol
+from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
-from evaluation.sandbox.types import RunRequest
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -68,7 +67,7 @@ def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
     ]  # fmt: skip
 
 
-class BwrapSandbox:
+class BwrapSandbox(AgentSandbox):
     backend = "bwrap"
 
     def __init__(self, *, slot: int | None = None, warm: bool = True) -> None:
@@ -159,34 +158,8 @@ class BwrapSandbox:
 
     # -- runs ---------------------------------------------------------------------------------
 
-    def fingerprint(self) -> str:
-        """What the code ran on: interpreter, pytest, harness, hash seed, sandbox recipe."""
-        parts = [f"bwrap:{self.ready.get('python')}", f"pytest:{self.ready.get('pytest')}",
-                 f"hash_seed:{self.ready.get('hash_seed')}", f"scratch:{SCRATCH_BYTES}"]  # fmt: skip
-        return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+    def fingerprint_parts(self) -> list[str]:
+        return ["bwrap", f"scratch:{SCRATCH_BYTES}"]
 
-    def ping(self, timeout: float = 2.0) -> bool:
-        try:
-            self._send({"op": "ping"})
-            return self.reader.read(time.monotonic() + timeout).get("op") == "pong"
-        except (SandboxFailure, OSError):
-            return False
-
-    def _send(self, message: dict[str, Any]) -> None:
-        if not self.alive:
-            raise SandboxFailure("the sandbox is not running", anomaly="sandbox_died")
-        try:
-            protocol.write_all(self.process.stdin.fileno(), protocol.encode_frame(message))
-        except OSError as exc:
-            raise SandboxFailure(f"could not write to the sandbox: {exc}", anomaly="sandbox_died") from exc
-
-    def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
-        """Send one run and return the agent's result frame."""
-        self._send(request.run_frame(run_id))
-        self._send(request.tests_frame())
-        deadline = time.monotonic() + request.limits.wall_s + 30.0
-        result = self.reader.read(deadline)
-        self.runs += 1
-        if result.get("op") != "result" or result.get("run_id") != run_id:
-            raise SandboxFailure(f"the sandbox answered out of turn: {str(result)[:200]}", anomaly="protocol")
-        return result
+    def _write(self, data: bytes) -> None:
+        protocol.write_all(self.process.stdin.fileno(), data)

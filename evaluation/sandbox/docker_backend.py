@@ -8,18 +8,16 @@ the reaper find every container the platform made.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import time
 import uuid
 from typing import Any
 
-from evaluation.harness import protocol
+from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import DockerStreamReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
-from evaluation.sandbox.types import RunRequest
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -43,7 +41,7 @@ def docker_client() -> Any:
     return client
 
 
-class DockerSandbox:
+class DockerSandbox(AgentSandbox):
     backend = "docker"
 
     def __init__(self, *, slot: int = 0, image: str = IMAGE) -> None:
@@ -136,34 +134,11 @@ class DockerSandbox:
             self.uid_lease.release()
             self.uid_lease = None
 
-    def fingerprint(self) -> str:
-        parts = [f"docker:{self.image_id}", f"python:{self.ready.get('python')}",
-                 f"pytest:{self.ready.get('pytest')}", f"hash_seed:{self.ready.get('hash_seed')}"]  # fmt: skip
-        return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+    def fingerprint_parts(self) -> list[str]:
+        return [f"docker:{self.image_id}"]
 
-    def _send(self, message: dict[str, Any]) -> None:
-        if not self.alive:
-            raise SandboxFailure("the container is not running", anomaly="sandbox_died")
-        try:
-            self.sock.sendall(protocol.encode_frame(message))
-        except OSError as exc:
-            raise SandboxFailure(f"could not write to the container: {exc}", anomaly="sandbox_died") from exc
-
-    def ping(self, timeout: float = 2.0) -> bool:
-        try:
-            self._send({"op": "ping"})
-            return self.reader.read(time.monotonic() + timeout).get("op") == "pong"
-        except (SandboxFailure, OSError):
-            return False
-
-    def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
-        self._send(request.run_frame(run_id))
-        self._send(request.tests_frame())
-        result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)
-        self.runs += 1
-        if result.get("op") != "result" or result.get("run_id") != run_id:
-            raise SandboxFailure(f"the container answered out of turn: {str(result)[:200]}", anomaly="protocol")
-        return result
+    def _write(self, data: bytes) -> None:
+        self.sock.sendall(data)
 
 
 def reap_containers(*, everything: bool = False) -> int:

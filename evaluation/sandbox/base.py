@@ -1,0 +1,67 @@
+"""What every backend's sandbox shares: one warm agent behind a frame channel."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from evaluation.harness import protocol
+from evaluation.sandbox.channel import FrameReader
+from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.types import RunRequest
+
+
+class AgentSandbox:
+    """A started sandbox holding the harness agent. Backends supply `start`,
+    `close`, `alive`, `_write` and the parts of their runtime fingerprint."""
+
+    backend = ""
+    reader: FrameReader | None = None
+    ready: dict[str, Any]
+    runs: int
+
+    def _write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def fingerprint_parts(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def fingerprint(self) -> str:
+        """What the code ran on: backend runtime, interpreter, pytest, hash seed."""
+        parts = [
+            *self.fingerprint_parts(),
+            f"python:{self.ready.get('python')}",
+            f"pytest:{self.ready.get('pytest')}",
+            f"hash_seed:{self.ready.get('hash_seed')}",
+        ]
+        return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if not self.alive:
+            raise SandboxFailure(f"the {self.backend} sandbox is not running", anomaly="sandbox_died")
+        try:
+            self._write(protocol.encode_frame(message))
+        except OSError as exc:
+            raise SandboxFailure(f"could not write to the sandbox: {exc}", anomaly="sandbox_died") from exc
+
+    def ping(self, timeout: float = 2.0) -> bool:
+        try:
+            self._send({"op": "ping"})
+            return self.reader.read(time.monotonic() + timeout).get("op") == "pong"
+        except (SandboxFailure, OSError):
+            return False
+
+    def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
+        """Send one run (the run frame, then the tests frame) and return the agent's result."""
+        self._send(request.run_frame(run_id))
+        self._send(request.tests_frame())
+        result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)
+        self.runs += 1
+        if result.get("op") != "result" or result.get("run_id") != run_id:
+            raise SandboxFailure(f"the sandbox answered out of turn: {str(result)[:200]}", anomaly="protocol")
+        return result
