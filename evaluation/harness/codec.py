@@ -4,6 +4,8 @@ Only these types cross: None, bool, int, float, str, bytes, list, tuple,
 dict, set, frozenset, complex, nested to a bounded depth. Everything is
 rebuilt from tags on the other side, so an object with a rigged `__eq__`
 (or any class of the solution's) can never reach the judge's comparison.
+Any other object stays where it was made and crosses only as a handle
+({"$handle": id}), which the judge can pass back but never compare by value.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-MAX_DEPTH = 100
+from .protocol import deep_recursion
+
+MAX_DEPTH = 12_000
 MAX_ITEMS = 2_000_000
 
 
@@ -19,12 +23,15 @@ class NotPlainData(TypeError):
     """A value that cannot cross the boundary."""
 
 
-def encode(value: Any) -> Any:
+def encode(value: Any, *, handle_of: Any = None) -> Any:
+    """Plain data as JSON-ready tags. `handle_of(value)` may name an object the
+    other side already holds (a remote object passed back); else NotPlainData."""
     counter = [0]
-    return _encode(value, 0, counter)
+    with deep_recursion():
+        return _encode(value, 0, counter, handle_of)
 
 
-def _encode(value: Any, depth: int, counter: list[int]) -> Any:
+def _encode(value: Any, depth: int, counter: list[int], handle_of: Any = None) -> Any:
     counter[0] += 1
     if counter[0] > MAX_ITEMS:
         raise NotPlainData(f"value has more than {MAX_ITEMS} parts")
@@ -39,41 +46,57 @@ def _encode(value: Any, depth: int, counter: list[int]) -> Any:
         # JSON has no NaN or infinities; a finite float round-trips exactly through repr.
         return value if math.isfinite(value) else {"$float": repr(value)}
     if kind is list:
-        return [_encode(v, depth + 1, counter) for v in value]
+        return [_encode(v, depth + 1, counter, handle_of) for v in value]
     if kind is tuple:
-        return {"$tuple": [_encode(v, depth + 1, counter) for v in value]}
+        return {"$tuple": [_encode(v, depth + 1, counter, handle_of) for v in value]}
     if kind is dict:
-        return {"$dict": [[_encode(k, depth + 1, counter), _encode(v, depth + 1, counter)] for k, v in value.items()]}
+        return {
+            "$dict": [
+                [_encode(k, depth + 1, counter, handle_of), _encode(v, depth + 1, counter, handle_of)]
+                for k, v in value.items()
+            ]
+        }
     if kind is set or kind is frozenset:
         tag = "$set" if kind is set else "$frozenset"
-        return {tag: [_encode(v, depth + 1, counter) for v in value]}
+        return {tag: [_encode(v, depth + 1, counter, handle_of) for v in value]}
     if kind is bytes:
         return {"$bytes": value.hex()}
     if kind is complex:
         return {"$complex": [repr(value.real), repr(value.imag)]}
+    handle = handle_of(value) if handle_of is not None else None
+    if handle is not None:
+        return {"$handle": handle}
     raise NotPlainData(f"a value of type {kind.__module__}.{kind.__qualname__} is not plain data")
 
 
-def decode(data: Any) -> Any:
+def decode(data: Any, *, resolve: Any = None) -> Any:
+    """Rebuild plain data; `resolve(id)` turns a {"$handle": id} into the object it names."""
+    with deep_recursion():
+        return _decode(data, resolve)
+
+
+def _decode(data: Any, resolve: Any) -> Any:
     kind = type(data)
     if data is None or kind in (bool, int, float, str):
         return data
     if kind is list:
-        return [decode(v) for v in data]
+        return [_decode(v, resolve) for v in data]
     if kind is dict and len(data) == 1:
         ((tag, body),) = data.items()
         if tag == "$float":
             return float(body)
         if tag == "$tuple":
-            return tuple(decode(v) for v in body)
+            return tuple(_decode(v, resolve) for v in body)
         if tag == "$dict":
-            return {decode(k): decode(v) for k, v in body}
+            return {_decode(k, resolve): _decode(v, resolve) for k, v in body}
         if tag == "$set":
-            return {decode(v) for v in body}
+            return {_decode(v, resolve) for v in body}
         if tag == "$frozenset":
-            return frozenset(decode(v) for v in body)
+            return frozenset(_decode(v, resolve) for v in body)
         if tag == "$bytes":
             return bytes.fromhex(body)
         if tag == "$complex":
             return complex(float(body[0]), float(body[1]))
+        if tag == "$handle" and resolve is not None:
+            return resolve(body)
     raise ValueError(f"not an encoded value: {str(data)[:80]}")

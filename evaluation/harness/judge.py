@@ -247,27 +247,34 @@ class Judge:
             raise CandidateFailure("exited", f"the candidate corrupted its channel: {exc}") from None
 
     def call(self, child: Child, name: str, args: tuple, kwargs: dict) -> Any:
-        try:
-            encoded = {"args": codec.encode(tuple(args)), "kwargs": codec.encode(dict(kwargs))}
-        except codec.NotPlainData as exc:
-            raise SuiteProblem(f"the test passes {name}() an argument that is not plain data: {exc}") from None
-        reply = self.request(child, {"op": "call", "name": name, **encoded})
-        return self._value(name, reply)
+        return self.remote(child, {"op": "call", "name": name}, name, args, kwargs)
 
     def get(self, child: Child, name: str) -> Any:
-        return self._value(name, self.request(child, {"op": "get", "name": name}))
+        return self.remote(child, {"op": "get", "name": name}, name)
 
-    @staticmethod
-    def _value(name: str, reply: dict[str, Any]) -> Any:
+    def remote(self, child: Child, message: dict[str, Any], what: str, args: tuple = (), kwargs: Any = None) -> Any:
+        """One request to the candidate; its answer as plain data or a handle."""
+        if message["op"] == "call" or "arg" in message:
+            handle_of = _handle_of(child)
+            try:
+                if message["op"] == "call":
+                    message["args"] = codec.encode(tuple(args), handle_of=handle_of)
+                    message["kwargs"] = codec.encode(dict(kwargs or {}), handle_of=handle_of)
+                else:
+                    message["arg"] = codec.encode(message["arg"], handle_of=handle_of)
+            except codec.NotPlainData as exc:
+                raise SuiteProblem(f"the test passes {what} an argument that is not plain data: {exc}") from None
+        return self._value(child, what, self.request(child, message))
+
+    def _value(self, child: Child, what: str, reply: dict[str, Any]) -> Any:
         if "raised" in reply:
-            raised = reply["raised"] if isinstance(reply["raised"], dict) else {}
-            raise CandidateFailure("raised", f"{name} raised {raised.get('type')}: {raised.get('message')}")
-        if "not_data" in reply:
-            raise CandidateFailure("not_data", f"{name} returned {str(reply['not_data'])[:200]}")
+            raise _mirror(what, reply["raised"])
+        if "handle" in reply:
+            return RemoteObject(self, child, reply["handle"], str(reply.get("type", "object"))[:100])
         try:
-            return codec.decode(reply["value"])
+            return codec.decode(reply["value"], resolve=lambda h: RemoteObject(self, child, h, "object"))
         except (KeyError, TypeError, ValueError, RecursionError):
-            raise CandidateFailure("exited", f"{name}'s answer is malformed") from None
+            raise CandidateFailure("exited", f"{what}'s answer is malformed") from None
 
     # -- running a suite -----------------------------------------------------------------------
 
@@ -347,8 +354,8 @@ class Judge:
         for name in values:
             try:
                 names[name] = self.get(child, name)
-            except CandidateFailure:
-                pass  # not plain data: a test that needs it fails on the NameError
+            except Exception:  # noqa: S110 - it raised at access: a test that needs it fails on the NameError
+                pass
         setup = self.tests.get("setup") or ""
         if setup:
             exec(compile(setup, "<test setup>", "exec"), names)  # noqa: S102 - the curator's test code
@@ -520,6 +527,103 @@ class Judge:
             "output_truncated": any(c.out.exceeded or c.err.exceeded for c in self.children),
             "timings_ms": self.marks,
         }
+
+
+class RemoteObject:
+    """A handle to an object that lives in the solution's process. Every use is a
+    request there; it never compares by value (== is identity of the handle), so
+    no method of the candidate's can decide an assertion."""
+
+    __slots__ = ("_child", "_handle", "_judge", "_type")
+
+    def __init__(self, judge: Judge, child: Child, handle: Any, type_name: str) -> None:
+        object.__setattr__(self, "_judge", judge)
+        object.__setattr__(self, "_child", child)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+
+    def _ask(self, message: dict[str, Any], what: str, args: tuple = (), kwargs: Any = None) -> Any:
+        message["target"] = self._handle
+        return self._judge.remote(self._child, message, what, args, kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self._ask({"op": "get", "attr": attr}, f"{self._type}.{attr}")
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise SuiteProblem(f"the test sets {self._type}.{attr}; objects of the candidate's are read through calls only")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ask({"op": "call", "attr": None}, f"{self._type}()", args, kwargs)
+
+    def __len__(self) -> int:
+        return int(self._ask({"op": "len"}, f"len({self._type})"))
+
+    def __bool__(self) -> bool:
+        return bool(self._ask({"op": "bool"}, f"bool({self._type})"))
+
+    def __iter__(self) -> Any:
+        return iter(self._ask({"op": "list"}, f"list({self._type})"))
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(self._ask({"op": "contains", "arg": item}, f"in {self._type}"))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._ask({"op": "getitem", "arg": key}, f"{self._type}[...]")
+
+    def __str__(self) -> str:
+        return str(self._ask({"op": "str"}, f"str({self._type})"))
+
+    def __repr__(self) -> str:
+        return f"<{self._type} in the solution's process>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemoteObject) and other._handle == self._handle and other._child is self._child
+
+    def __hash__(self) -> int:
+        return hash(("remote", self._handle))
+
+
+def _handle_of(child: Child) -> Any:
+    def handle_of(value: Any) -> Any:
+        if isinstance(value, RemoteObject) and value._child is child:
+            return value._handle
+        return None
+
+    return handle_of
+
+
+_MIRRORS: dict[tuple[str, str], type] = {}
+
+
+class CandidateRaised:
+    """Marks an exception the judge raises on the candidate's behalf."""
+
+
+def _mirror(what: str, raised: Any) -> BaseException:
+    """The candidate's exception as one the test can catch: a class of the same
+    name deriving from the same built-in exception (ValueError, KeyError, ...).
+    Only Exception's family is mirrored; SystemExit and the like end the test."""
+    import builtins
+
+    raised = raised if isinstance(raised, dict) else {}
+    name, message = str(raised.get("type", "Exception"))[:100], str(raised.get("message", ""))[:2000]
+    bases = raised.get("bases") if isinstance(raised.get("bases"), list) else []
+    base = next(
+        (getattr(builtins, b) for b in bases if isinstance(getattr(builtins, str(b), None), type)
+         and issubclass(getattr(builtins, b), Exception)),
+        None,
+    )  # fmt: skip
+    text = f"{what} raised {name}: {message}"
+    if base is None:
+        return CandidateFailure("raised", text)
+    key = (name, base.__name__)
+    if key not in _MIRRORS and len(_MIRRORS) > 1000:
+        _MIRRORS.clear()  # a candidate inventing names cannot grow the judge without bound
+    if key not in _MIRRORS:
+        _MIRRORS[key] = type(name, (base, CandidateRaised), {"__str__": lambda self: self.args[0] if self.args else ""})
+    return _MIRRORS[key](text)
 
 
 def _report_shape_ok(message: Any) -> bool:

@@ -11,11 +11,27 @@ import json
 import os
 import select
 import struct
+import sys
 import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 64 * 1024 * 1024
+
+
+# Plain data may nest deeply (a test may pass a list nested 10,000 levels to check
+# that a solution does not recurse); JSON and the codec recurse per level, so they
+# run with a raised recursion limit, and only they: the candidate keeps Python's own.
+DEEP_RECURSION_LIMIT = 50_000
+
+
+class deep_recursion:
+    def __enter__(self) -> None:
+        self.saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.saved, DEEP_RECURSION_LIMIT))
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setrecursionlimit(self.saved)
 
 
 class ChannelClosed(EOFError):
@@ -54,7 +70,8 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def encode_frame(message: Any) -> bytes:
-    payload = json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+    with deep_recursion():
+        payload = json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
     if len(payload) > MAX_FRAME:
         raise ChannelCorrupt(f"frame of {len(payload)} bytes exceeds {MAX_FRAME}")
     return HEADER.pack(len(payload)) + payload
@@ -72,6 +89,7 @@ def receive(fd: int, *, limit: int = MAX_FRAME, deadline: float | None = None) -
         raise ChannelCorrupt(f"frame of {size} bytes exceeds the limit of {limit}")
     payload = read_exact(fd, size, deadline)
     try:
-        return json.loads(payload)
+        with deep_recursion():
+            return json.loads(payload)
     except (ValueError, RecursionError) as exc:
         raise ChannelCorrupt(f"frame is not JSON: {type(exc).__name__}") from exc

@@ -18,8 +18,18 @@ from . import codec, protocol
 SOLUTION_MODULE = "solution"
 
 
-def _describe(exc: BaseException) -> dict[str, str]:
-    return {"type": type(exc).__name__, "message": str(exc)[:2000]}
+def _describe(exc: BaseException) -> dict[str, Any]:
+    """The exception as plain data: its name, message and the built-in exception
+    classes it derives from, so the judge can raise a look-alike that a test's
+    `except ValueError` or `pytest.raises(ValueError)` catches."""
+    import builtins
+
+    bases = [
+        klass.__name__
+        for klass in type(exc).__mro__
+        if getattr(builtins, klass.__name__, None) is klass and issubclass(klass, BaseException)
+    ]
+    return {"type": type(exc).__name__, "message": str(exc)[:2000], "bases": bases}
 
 
 def _load(source: str) -> types.ModuleType:
@@ -45,8 +55,52 @@ def _hang_up() -> None:
             pass
 
 
+class _Objects:
+    """Objects that are not plain data stay here; the judge gets a handle to each."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, Any] = {}
+        self.ids: dict[int, int] = {}
+
+    def export(self, value: Any) -> dict[str, Any]:
+        try:
+            return {"value": codec.encode(value, handle_of=self.handle_if_known)}
+        except codec.NotPlainData:
+            return {"handle": self.handle(value), "type": type(value).__qualname__, "callable": callable(value)}
+
+    def handle(self, value: Any) -> int:
+        key = id(value)
+        if key not in self.ids:
+            self.ids[key] = len(self.by_id) + 1
+            self.by_id[self.ids[key]] = value  # keeps it alive, so its id stays its own
+        return self.ids[key]
+
+    def handle_if_known(self, value: Any) -> int | None:
+        return self.ids.get(id(value))
+
+    def resolve(self, handle: Any) -> Any:
+        if handle not in self.by_id:
+            raise KeyError(f"no object with handle {handle!r}")
+        return self.by_id[handle]
+
+
+# Operations the judge may ask of an object it holds a handle to; each answers
+# with a value of the type Python's protocol demands, so nothing rigged returns.
+_OPS = {
+    "len": lambda obj, _: len(obj),
+    "bool": lambda obj, _: bool(obj),
+    "str": lambda obj, _: str(obj),
+    "repr": lambda obj, _: repr(obj),
+    "list": lambda obj, _: list(obj),
+    "contains": lambda obj, arg: bool(arg in obj),
+    "getitem": lambda obj, arg: obj[arg],
+}
+
+
 def serve_calls(chan: socket.socket, source: str) -> None:
-    """Load the candidate, then answer {"call"|"get"} requests until the judge hangs up."""
+    """Load the candidate, then answer the judge's requests until it hangs up:
+    call or get a module-level name, or call, get an attribute of, or apply an
+    operation to an object it holds a handle to."""
     fd = chan.fileno()
     try:
         module = _load(source)
@@ -57,6 +111,7 @@ def serve_calls(chan: socket.socket, source: str) -> None:
         protocol.send(fd, {"loaded": False, "error": _describe(exc), "traceback": traceback.format_exc(limit=5)})
         return
     protocol.send(fd, {"loaded": True})
+    objects = _Objects()
     while True:
         try:
             request = protocol.receive(fd)
@@ -65,20 +120,25 @@ def serve_calls(chan: socket.socket, source: str) -> None:
             return
         reply: dict[str, Any] = {"id": request.get("id")}
         try:
-            target = getattr(module, request["name"])
-            if request["op"] == "get":
-                value = target
+            if "target" in request:
+                target = objects.resolve(request["target"])
+                if request.get("attr") is not None:
+                    target = getattr(target, request["attr"])
             else:
-                args = codec.decode(request["args"])
-                kwargs = codec.decode(request["kwargs"])
+                target = getattr(module, request["name"])
+            op = request["op"]
+            if op == "get":
+                value = target
+            elif op == "call":
+                args = codec.decode(request["args"], resolve=objects.resolve)
+                kwargs = codec.decode(request["kwargs"], resolve=objects.resolve)
                 value = target(*args, **kwargs)
-            reply["value"] = codec.encode(value)
-        except codec.NotPlainData as exc:
-            reply["not_data"] = str(exc)
+            else:
+                argument = codec.decode(request.get("arg"), resolve=objects.resolve)
+                value = _OPS[op](target, argument)
+            reply.update(objects.export(value))
         except MemoryError:
             reply["memory"] = True
-        except RecursionError as exc:
-            reply["raised"] = _describe(exc)
         except BaseException as exc:  # the candidate's own exceptions, SystemExit included
             reply["raised"] = _describe(exc)
         protocol.send(fd, reply)

@@ -142,3 +142,34 @@ def test_every_execution_is_logged_and_counted(sandbox, caplog):
 
     line = json.loads(caplog.records[-1].getMessage())
     assert line["status"] == "passed" and len(line["request_digest"]) == 64 and line["attempts"] == 1
+
+
+def test_a_candidates_objects_stay_in_its_process_and_are_used_through_handles(sandbox):
+    stack = (
+        "class Stack:\n    def __init__(self):\n        self.items = []\n"
+        "    def push(self, x):\n        self.items.append(x)\n        return self\n"
+        "    def pop(self):\n        if not self.items:\n            raise IndexError('pop from empty')\n"
+        "        return self.items.pop()\n    def __len__(self):\n        return len(self.items)\n"
+        "    def __eq__(self, other):\n        return True\n"
+    )
+    check = (
+        "def check(Stack):\n    s = Stack()\n    s.push(1).push(2)\n    assert len(s) == 2 and s.items == [1, 2]\n"
+        "    assert s.pop() == 2 and s.pop() == 1\n    try:\n        s.pop()\n    except IndexError as exc:\n"
+        "        assert 'empty' in str(exc)\n    else:\n        raise AssertionError('no IndexError')\n"
+        "    assert s != Stack()  # the candidate's rigged __eq__ is never consulted\n"
+    )
+    req = RunRequest(suite_kind="check_function", solution=stack, tests={"hidden": [check]}, entry_point="Stack",
+                     limits=LIMITS)  # fmt: skip
+    result = run(sandbox, req)
+    assert result.status == Status.PASSED, result.tests
+
+
+def test_deeply_nested_plain_data_crosses_but_recursion_stays_pythons_own(sandbox):
+    setup = "def deep(n):\n    v = ['core']\n    for _ in range(n):\n        v = [v]\n    return v\n"
+    iterative = (
+        "def add(v, _=None):\n    while isinstance(v, list):\n        v = v[0]\n    return v\n"
+    )  # fmt: skip
+    recursive = "def add(v, _=None):\n    return add(v[0]) if isinstance(v, list) else v\n"
+    tests = ["assert add(deep(5000)) == 'core'"]
+    assert run(sandbox, request("assertions", iterative, tests, setup=setup)).status == Status.PASSED
+    assert run(sandbox, request("assertions", recursive, tests, setup=setup)).status == Status.FAILED
