@@ -49,7 +49,7 @@ WARM_MODULES = (
     "statistics", "fractions", "decimal", "typing", "dataclasses", "json", "datetime", "copy",
     "operator", "enum", "hashlib", "io", "textwrap", "unicodedata", "array",
 )  # fmt: skip
-HARNESS_FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "solution.py")
+HARNESS_FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "pytest_judge.py", "solution.py")
 # Wiped between runs, so it must be named explicitly: the sandbox's private tmpfs.
 SCRATCH = os.environ.get("HARNESS_SCRATCH", "")
 RUN_DIR = os.path.join(SCRATCH, "run")
@@ -162,8 +162,6 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     try:
         if mode == "program":
             solution.run_program(source)
-        elif mode == "pytest":
-            solution.run_pytest(socket.socket(fileno=3), source, seed)
         else:
             solution.serve_calls(socket.socket(fileno=3), source)
     except MemoryError:
@@ -539,12 +537,15 @@ def main() -> None:
     if os.environ.get("HARNESS_WARM", "1") == "1":  # a one-run sandbox skips what only reuse repays
         for name in WARM_MODULES:
             __import__(name)
-    # pytest is not imported here: it would make every fork cost ~1.5 ms more; the
-    # pytest kind imports it in its own solution process.
     os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
     gc.collect()
     gc.freeze()  # keep forked children from touching (and copying) these pages
     zygote = Zygote()  # before any frame is read: it must never hold a test
+    try:  # the judge runs the pytest kind itself; the zygote stays lean without it
+        import _pytest.python  # noqa: F401
+        import pytest  # noqa: F401
+    except ImportError:
+        pass
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _alarm)
     hygiene = Hygiene()

@@ -18,6 +18,7 @@ from typing import Any
 from . import codec, protocol
 
 OUTCOME_PASSED, OUTCOME_FAILED, OUTCOME_ERROR, OUTCOME_SKIPPED = "passed", "failed", "error", "skipped"
+SCRATCH_FOR_JUDGE = os.environ.get("HARNESS_SCRATCH", "/scratch")
 # A failure of the candidate that ends the whole run rather than one test.
 FATAL = {"timeout": "timeout", "memory": "memory_exceeded", "output": "output_exceeded"}
 
@@ -112,6 +113,9 @@ class Judge:
         self.pending_exits: dict[int, dict[str, Any]] = {}
         self.started = time.monotonic()
         self.marks: dict[str, float] = {}
+        # A fatal failure (timeout, memory, output) raised inside code that catches
+        # exceptions (pytest does) is remembered here so it still ends the run.
+        self.fatal_failure: CandidateFailure | None = None
 
     def mark(self, name: str) -> None:
         self.marks[name] = round((time.monotonic() - self.started) * 1000, 3)
@@ -156,7 +160,7 @@ class Judge:
         """Ask the zygote for a fresh solution process wired to new pipes of ours."""
         ours, theirs = [], []
         chan = None
-        if mode in ("calls", "pytest"):
+        if mode == "calls":
             chan, child_end = socket.socketpair()
             theirs.append(child_end.fileno())
             ours.append(child_end)
@@ -232,6 +236,11 @@ class Judge:
             raise CandidateFailure("memory", "the candidate ran out of memory (MemoryError)")
         return reply
 
+    def fatal_seen(self, failure: CandidateFailure) -> CandidateFailure:
+        if failure.kind in FATAL and self.fatal_failure is None:
+            self.fatal_failure = failure
+        return failure
+
     def receive_from(self, child: Child) -> Any:
         """A frame from the candidate, read against the wall-time deadline: it may
         close, corrupt or stall its channel, and each of those is its failure."""
@@ -264,11 +273,17 @@ class Judge:
                     message["arg"] = codec.encode(message["arg"], handle_of=handle_of)
             except codec.NotPlainData as exc:
                 raise SuiteProblem(f"the test passes {what} an argument that is not plain data: {exc}") from None
-        return self._value(child, what, self.request(child, message))
+        try:
+            reply = self.request(child, message)
+        except CandidateFailure as exc:
+            raise self.fatal_seen(exc) from None
+        return self._value(child, what, reply)
 
     def _value(self, child: Child, what: str, reply: dict[str, Any]) -> Any:
         if "raised" in reply:
             raise _mirror(what, reply["raised"])
+        if "exception_class" in reply:
+            return _mirror_class(reply["exception_class"]) or RemoteObject(self, child, reply.get("handle"), "class")
         if "handle" in reply:
             return RemoteObject(self, child, reply["handle"], str(reply.get("type", "object"))[:100])
         try:
@@ -434,77 +449,34 @@ class Judge:
                 self.record(test_name, OUTCOME_FAILED, _first_difference(expected, got), started)
 
     def run_pytest(self) -> None:
-        child = self.spawn("pytest")
+        """pytest runs here, in the judge (pytest_judge.py); the candidate only
+        answers requests, as for the other kinds."""
+        from . import pytest_judge
+
+        child = self.load()
         modules = (self.tests.get("visible") or []) + (self.tests.get("hidden") or [])
         setup = self.tests.get("setup") or ""
-        test_module = "\n\n".join([setup, *modules]) if setup else "\n\n".join(modules)
-        fd = child.chan.fileno()
-        protocol.send(fd, {"test_module": test_module})
-        collected: list[str] | None = None
-        reports: dict[str, dict[str, Any]] = {}
-        finished = False
-        collect_errors: list[str] = []
-        while True:
-            ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
-            if not ready:
-                self.kill(child)
-                raise CandidateFailure("timeout", f"pytest did not finish within {self.limits['wall_s']} s")
-            try:
-                message = self.receive_from(child)
-            except CandidateFailure as exc:
-                if exc.kind != "exited" or "corrupted" in str(exc):
-                    raise
-                break  # the test process ended
-            if not _report_shape_ok(message):
-                self.kill(child)
-                raise CandidateFailure("exited", "the test process sent a malformed report")
-            if "collected" in message:
-                collected = list(message["collected"])
-            elif "collect_error" in message:
-                collect_errors.append(message.get("message", ""))
-            elif "test" in message:
-                entry = reports.setdefault(message["test"], {"outcome": OUTCOME_PASSED, "message": "", "duration": 0})
-                entry["duration"] += float(message.get("duration") or 0)
-                if message.get("xfail"):
-                    entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "xfail is not a pass"
-                elif message["outcome"] == "skipped":
-                    entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "skipped tests are not passes"
-                elif message["outcome"] != "passed":
-                    bad = OUTCOME_FAILED if message["when"] == "call" else OUTCOME_ERROR
-                    entry["outcome"], entry["message"] = bad, message.get("message", "")
-                if message["when"] == "call":
-                    entry["called"] = True
-            elif "finished" in message:
-                finished = True
-        status = self.reap(child)
-        if child.out.exceeded or child.err.exceeded:
-            raise CandidateFailure("output", f"the tests wrote more than {self.output_cap} bytes")
-        if status.get("cpu_exceeded"):
-            raise CandidateFailure("timeout", "the test process used up its CPU time")
-        if status.get("memory_exceeded"):
-            raise CandidateFailure("memory", "the test process ran out of memory")
-        if collect_errors:
-            self.load_error = "collection failed:\n" + "\n".join(collect_errors)
+        source = "\n\n".join([setup, *modules]) if setup else "\n\n".join(modules)
+        plugin = pytest_judge.run_pytest_in_judge(self, child, source, int(self.run_spec["seed"]), SCRATCH_FOR_JUDGE)
+        if self.fatal_failure is not None:
+            raise self.fatal_failure
+        if plugin.collect_errors:
+            self.load_error = "collection failed:\n" + "\n".join(plugin.collect_errors)
             raise LoadError(self.load_error)
-        for nodeid in collected or []:
-            entry = reports.get(nodeid)
+        for nodeid in plugin.collected:
+            entry = plugin.reports.get(nodeid)
             if entry is None or not entry.get("called"):
-                message = (entry or {}).get("message") or "the test never ran to completion"
                 outcome = (entry or {}).get("outcome", OUTCOME_FAILED)
-                if outcome == OUTCOME_PASSED:
-                    outcome = OUTCOME_FAILED
+                outcome = OUTCOME_FAILED if outcome == OUTCOME_PASSED else outcome
+                message = (entry or {}).get("message") or "the test never ran to completion"
                 self.outcomes.append({"name": nodeid, "outcome": outcome, "message": message, "duration_s": 0.0})
             else:
-                self.outcomes.append(
-                    {"name": nodeid, "outcome": entry["outcome"], "message": entry["message"][:2000],
-                     "duration_s": entry["duration"]}
-                )  # fmt: skip
-        if not collected:
-            self.fatal = "failed"
-            self.message = "no test was collected"
-        elif not finished:
-            self.fatal = "failed"
-            self.message = "the test session did not finish: the process exited during the tests"
+                self.outcomes.append({"name": nodeid, "outcome": entry["outcome"], "message": entry["message"][:2000],
+                                      "duration_s": entry["duration"]})  # fmt: skip
+        if not plugin.collected:
+            self.fatal, self.message = "failed", "no test was collected"
+        elif not plugin.finished:
+            self.fatal, self.message = "failed", "the test session did not finish"
 
     # -- the record --------------------------------------------------------------------------
 
@@ -601,48 +573,37 @@ class CandidateRaised:
     """Marks an exception the judge raises on the candidate's behalf."""
 
 
-def _mirror(what: str, raised: Any) -> BaseException:
-    """The candidate's exception as one the test can catch: a class of the same
-    name deriving from the same built-in exception (ValueError, KeyError, ...).
-    Only Exception's family is mirrored; SystemExit and the like end the test."""
+def _mirror_class(raised: Any) -> type | None:
+    """A class of the candidate's exception's name deriving from the same built-in
+    exception (ValueError, KeyError, ...), the same class for the same pair, so
+    `except` clauses and `pytest.raises` work in the judge. Only Exception's
+    family is mirrored; SystemExit and the like end the test instead."""
     import builtins
 
     raised = raised if isinstance(raised, dict) else {}
-    name, message = str(raised.get("type", "Exception"))[:100], str(raised.get("message", ""))[:2000]
+    name = str(raised.get("type", "Exception"))[:100]
     bases = raised.get("bases") if isinstance(raised.get("bases"), list) else []
     base = next(
         (getattr(builtins, b) for b in bases if isinstance(getattr(builtins, str(b), None), type)
          and issubclass(getattr(builtins, b), Exception)),
         None,
     )  # fmt: skip
-    text = f"{what} raised {name}: {message}"
     if base is None:
-        return CandidateFailure("raised", text)
+        return None
     key = (name, base.__name__)
     if key not in _MIRRORS and len(_MIRRORS) > 1000:
         _MIRRORS.clear()  # a candidate inventing names cannot grow the judge without bound
     if key not in _MIRRORS:
         _MIRRORS[key] = type(name, (base, CandidateRaised), {"__str__": lambda self: self.args[0] if self.args else ""})
-    return _MIRRORS[key](text)
+    return _MIRRORS[key]
 
 
-def _report_shape_ok(message: Any) -> bool:
-    """Reports from the pytest process, checked before any field is used."""
-    if not isinstance(message, dict):
-        return False
-    if "collected" in message:
-        return isinstance(message["collected"], list) and all(isinstance(n, str) for n in message["collected"])
-    if "test" in message:
-        return (
-            isinstance(message["test"], str)
-            and message.get("when") in ("setup", "call", "teardown")
-            and isinstance(message.get("outcome"), str)
-            and isinstance(message.get("duration", 0), (int, float))
-            and isinstance(message.get("message", ""), str)
-        )
-    if "collect_error" in message:
-        return isinstance(message.get("message", ""), str)
-    return "finished" in message
+def _mirror(what: str, raised: Any) -> BaseException:
+    """The candidate's exception, raised in the judge as its look-alike."""
+    details = raised if isinstance(raised, dict) else {}
+    text = f"{what} raised {str(details.get('type'))[:100]}: {str(details.get('message', ''))[:2000]}"
+    klass = _mirror_class(raised)
+    return klass(text) if klass is not None else CandidateFailure("raised", text)
 
 
 class LoadError(Exception):

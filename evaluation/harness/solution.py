@@ -8,7 +8,6 @@ import io
 import os
 import socket
 import sys
-import time
 import traceback
 import types
 from typing import Any
@@ -18,18 +17,20 @@ from . import codec, protocol
 SOLUTION_MODULE = "solution"
 
 
-def _describe(exc: BaseException) -> dict[str, Any]:
-    """The exception as plain data: its name, message and the built-in exception
-    classes it derives from, so the judge can raise a look-alike that a test's
-    `except ValueError` or `pytest.raises(ValueError)` catches."""
+def _describe_class(klass: type) -> dict[str, Any]:
+    """An exception class as plain data: its name and the built-in exception classes
+    it derives from, so the judge can make a look-alike that a test's `except
+    ValueError` or `pytest.raises(ValueError)` catches."""
     import builtins
 
     bases = [
-        klass.__name__
-        for klass in type(exc).__mro__
-        if getattr(builtins, klass.__name__, None) is klass and issubclass(klass, BaseException)
+        k.__name__ for k in klass.__mro__ if getattr(builtins, k.__name__, None) is k and issubclass(k, BaseException)
     ]
-    return {"type": type(exc).__name__, "message": str(exc)[:2000], "bases": bases}
+    return {"type": klass.__name__, "bases": bases}
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    return {**_describe_class(type(exc)), "message": str(exc)[:2000]}
 
 
 def _load(source: str) -> types.ModuleType:
@@ -63,6 +64,9 @@ class _Objects:
         self.ids: dict[int, int] = {}
 
     def export(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, type) and issubclass(value, BaseException):
+            # The judge mirrors exception classes, so a test can name one in pytest.raises.
+            return {"exception_class": _describe_class(value), "handle": self.handle(value)}
         try:
             return {"value": codec.encode(value, handle_of=self.handle_if_known)}
         except codec.NotPlainData:
@@ -162,65 +166,3 @@ def run_program(source: str) -> None:
         sys.stdout.flush()
     finally:
         os._exit(code)
-
-
-class _ReportPlugin:
-    """Streams pytest's own collection and reports to the judge as they happen."""
-
-    def __init__(self, fd: int, seed: int) -> None:
-        self.fd = fd
-        self.seed = seed
-
-    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
-        import random
-
-        random.Random(self.seed).shuffle(items)
-        protocol.send(self.fd, {"collected": [item.nodeid for item in items]})
-
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
-            protocol.send(self.fd, {"collect_error": report.nodeid, "message": str(report.longrepr)[-2000:]})
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        message = "" if report.passed else str(report.longrepr)[-2000:]
-        protocol.send(
-            self.fd,
-            {
-                "test": report.nodeid,
-                "when": report.when,
-                "outcome": report.outcome,
-                "duration": report.duration,
-                "message": message,
-                "xfail": bool(getattr(report, "wasxfail", False)),
-            },
-        )
-
-    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
-        protocol.send(self.fd, {"finished": int(exitstatus)})
-
-
-def run_pytest(chan: socket.socket, source: str, seed: int) -> None:
-    fd = chan.fileno()
-    test_source = protocol.receive(fd)["test_module"]
-    with open("solution.py", "w", encoding="utf-8") as handle:
-        handle.write(source)
-    with open("test_suite.py", "w", encoding="utf-8") as handle:
-        handle.write(test_source)
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    sys.path.insert(0, os.getcwd())
-    import pytest
-
-    started = time.monotonic()
-    args = [
-        "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--noconftest",
-        "-c", os.devnull, "--rootdir", os.getcwd(), "-o", "python_files=test_suite.py",
-        "test_suite.py",
-    ]  # fmt: skip
-    try:
-        pytest.main(args, plugins=[_ReportPlugin(fd, seed)])
-    except BaseException:
-        traceback.print_exc()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    del started
-    os._exit(0)

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harness"
-FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "solution.py")
+FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "pytest_judge.py", "solution.py")
 
 
 @lru_cache(maxsize=1)

@@ -86,7 +86,9 @@ def assertions_case(name: str, solution: str, *asserts: str, expect: frozenset[s
 
 
 def pytest_case(name: str, solution: str, test_module: str = PYTEST_SECRET, **kw: Any) -> Case:
-    expect = kw.pop("expect", F)
+    # pytest runs in the judge; a hack that acts at import is a solution that does
+    # not load (error), one that acts in a test fails it: neither ever passes.
+    expect = kw.pop("expect", F | {ERROR})
     return Case(name, "pytest", solution, {"visible": [test_module], "hidden": []}, expect, **kw)
 
 
@@ -916,11 +918,6 @@ def _send(message):
     os.write(3, struct.pack(">I", len(payload)) + payload)
 """
 
-PYTEST_INHERENT = (
-    "the pytest kind runs the candidate in the same process as pytest, its plugin and the test module "
-    "(docs: only the assertions, check_function and stdio kinds keep the expected values out of reach)"
-)
-
 PYTEST = [
     pytest_case("pytest_skip_in_test", "import pytest\n\n\ndef answer(x):\n    pytest.skip('nothing to see')\n"),
     pytest_case(
@@ -1003,7 +1000,6 @@ PYTEST = [
             def answer(x):
                 return 0
             """),
-        weakness={"*": f"{PYTEST_INHERENT}: it writes the plugin's report frames to fd 3 itself"},
     ),
     pytest_case(
         "pytest_patch_reports_in_process",
@@ -1025,7 +1021,6 @@ PYTEST = [
             def answer(x):
                 return 0
             """),
-        weakness={"*": f"{PYTEST_INHERENT}: it patches _pytest's TestReport at import"},
     ),
     pytest_case(
         "pytest_read_test_module",
@@ -1039,7 +1034,6 @@ PYTEST = [
             def answer(x):
                 return int(_FOUND[0]) if _FOUND else 0
             """),
-        weakness={"*": f"{PYTEST_INHERENT}: the test module is a file in its working directory"},
     ),
 ]
 

@@ -1,0 +1,124 @@
+"""The pytest kind, run in the judge's process.
+
+pytest and the test module run here, never in the solution's process: the
+test source is compiled from memory (no file holds it), reports are taken
+from pytest's own hooks in this process, and `solution` is a proxy module
+whose every name is a request to the solution process (plain data, handles
+to its objects, look-alikes of its exception classes). The solution cannot
+read the tests, forge a report or patch pytest.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import sys
+import types
+import uuid
+from typing import Any
+
+STUB = "# The tests live in the judge's memory; this file only anchors pytest's collection.\n"
+
+
+def proxy_module(judge: Any, child: Any) -> types.ModuleType:
+    module = types.ModuleType("solution")
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return judge.remote(child, {"op": "get", "name": name}, name)
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+class _Plugin:
+    def __init__(self, source: str, seed: int, pytest: Any) -> None:
+        self.source = source
+        self.seed = seed
+        self.pytest = pytest
+        self.collected: list[str] = []
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.collect_errors: list[str] = []
+        self.finished = False
+        source_code = source
+
+        class InMemoryModule(pytest.Module):
+            def _getobj(self) -> types.ModuleType:
+                module = types.ModuleType("test_suite")
+                module.__file__ = str(self.path)
+                exec(_compile_with_rewritten_asserts(source_code, self.config), module.__dict__)  # noqa: S102
+                return module
+
+        self.module_class = InMemoryModule
+
+    def pytest_pycollect_makemodule(self, module_path: Any, parent: Any) -> Any:
+        return self.module_class.from_parent(parent, path=module_path)
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
+        random.Random(self.seed).shuffle(items)
+        self.collected = [item.nodeid for item in items]
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collect_errors.append(str(report.longrepr)[-2000:])
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        entry = self.reports.setdefault(report.nodeid, {"outcome": "passed", "message": "", "duration": 0.0})
+        entry["duration"] += report.duration
+        if getattr(report, "wasxfail", False):
+            entry["outcome"], entry["message"] = "skipped", "xfail is not a pass"
+        elif report.skipped:
+            entry["outcome"], entry["message"] = "skipped", "skipped tests are not passes"
+        elif report.failed:
+            entry["outcome"] = "failed" if report.when == "call" else "error"
+            entry["message"] = str(report.longrepr)[-2000:]
+        if report.when == "call":
+            entry["called"] = True
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        self.finished = True
+
+
+def _compile_with_rewritten_asserts(source: str, config: Any) -> Any:
+    """pytest's own assertion rewriting, so a failing assert explains its values."""
+    import ast
+
+    tree = ast.parse(source, "test_suite.py")
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source.encode(), None, config)
+    except Exception:  # noqa: S110 - plain asserts still decide; only the messages are poorer
+        pass
+    return compile(tree, "test_suite.py", "exec")
+
+
+def run_pytest_in_judge(judge: Any, child: Any, source: str, seed: int, workdir: str) -> _Plugin:
+    """Run the suite with pytest here; return the plugin holding what happened."""
+    import pytest
+
+    anchor = os.path.join(workdir, f"judge-{uuid.uuid4().hex[:8]}")
+    os.makedirs(anchor, exist_ok=True)
+    path = os.path.join(anchor, "test_suite.py")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(STUB)
+    plugin = _Plugin(source, seed, pytest)
+    saved_module = sys.modules.get("solution")
+    sys.modules["solution"] = proxy_module(judge, child)
+    saved_streams = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = io.StringIO()  # fd 1 is the host's channel: pytest must not print there
+    try:
+        pytest.main(
+            [path, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--capture=sys",
+             "--noconftest", "-c", os.devnull, "--rootdir", anchor, "-o", "python_files=test_suite.py"],
+            plugins=[plugin],
+        )  # fmt: skip
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        if saved_module is None:
+            sys.modules.pop("solution", None)
+        else:
+            sys.modules["solution"] = saved_module
+    return plugin
