@@ -541,11 +541,12 @@ def main() -> None:
     gc.collect()
     gc.freeze()  # keep forked children from touching (and copying) these pages
     zygote = Zygote()  # before any frame is read: it must never hold a test
-    try:  # the judge runs the pytest kind itself; the zygote stays lean without it
-        import _pytest.python  # noqa: F401
-        import pytest  # noqa: F401
-    except ImportError:
-        pass
+    if os.environ.get("HARNESS_WARM", "1") == "1":
+        try:  # the judge runs the pytest kind itself; the zygote stays lean without it
+            import _pytest.python  # noqa: F401
+            import pytest  # noqa: F401
+        except ImportError:
+            pass
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _alarm)
     hygiene = Hygiene()
