@@ -16,6 +16,11 @@ def request(kind: str, solution: str, hidden: list, *, visible: list = (), setup
     return RunRequest(suite_kind=kind, solution=solution, tests=tests, entry_point="add", limits=LIMITS, **kw)
 
 
+def explain(result) -> tuple:
+    """What a failed assertion shows: enough to see why a run did not pass."""
+    return result.message[-1000:], result.tests, result.stdout[-2000:], result.stderr[-2000:], result.signal
+
+
 def run(sandbox, req):
     backend, pool = sandbox
     return engine.run(req, backend=backend, pool=pool)
@@ -34,14 +39,7 @@ def run(sandbox, req):
 )
 def test_a_correct_solution_passes_every_kind(sandbox, kind, tests):
     result = run(sandbox, request(kind, ADD, tests))
-    assert result.status == Status.PASSED, (
-        result.tests,
-        result.stdout[-3000:],
-        result.stderr[-3000:],
-        result.exit_code,
-        result.signal,
-        result.cpu_s,
-    )
+    assert result.status == Status.PASSED, explain(result)
     assert result.tests and all(t.outcome == "passed" for t in result.tests)
     assert result.backend == sandbox[0] and result.runtime_fingerprint.startswith("sha256:")
     assert len(result.harness_version) == 64 and result.sandbox_id.startswith(f"{sandbox[0]}-")
@@ -51,14 +49,7 @@ def test_stdio_compares_output_ignoring_trailing_whitespace(sandbox):
     program = "a, b = map(int, input().split())\nprint(a + b, '  ')\n"
     cases = [{"input": "1 2\n", "output": "3"}, {"input": "5 5\n", "output": "10\n\n"}]
     result = run(sandbox, request("stdio", program, cases))
-    assert result.status == Status.PASSED, (
-        result.tests,
-        result.stdout[-3000:],
-        result.stderr[-3000:],
-        result.exit_code,
-        result.signal,
-        result.cpu_s,
-    )
+    assert result.status == Status.PASSED, explain(result)
     wrong = run(sandbox, request("stdio", "print(42)\n", cases))
     assert wrong.status == Status.FAILED
     assert wrong.tests[0].message.startswith("line 1: expected")
@@ -99,14 +90,7 @@ def test_an_exception_in_the_candidate_fails_that_test(sandbox):
 
 def test_test_setup_runs_in_the_judge_before_the_tests(sandbox):
     result = run(sandbox, request("assertions", ADD, ["assert add(BASE, 1) == 11"], setup="BASE = 10"))
-    assert result.status == Status.PASSED, (
-        result.tests,
-        result.stdout[-3000:],
-        result.stderr[-3000:],
-        result.exit_code,
-        result.signal,
-        result.cpu_s,
-    )
+    assert result.status == Status.PASSED, explain(result)
 
 
 def test_output_beyond_the_limit_is_truncated_with_a_marker(sandbox):
