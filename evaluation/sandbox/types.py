@@ -81,6 +81,7 @@ class RunResult:
     backend: str = ""
     sandbox_id: str = ""
     runtime_fingerprint: str = ""
+    image_digest: str = ""  # the Docker image's ID; empty for bwrap, whose runtime the fingerprint names
     harness_version: str = ""
     hash_seed: str = ""
     seed: int = 0

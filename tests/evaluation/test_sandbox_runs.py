@@ -43,6 +43,8 @@ def test_a_correct_solution_passes_every_kind(sandbox, kind, tests):
     assert result.tests and all(t.outcome == "passed" for t in result.tests)
     assert result.backend == sandbox[0] and result.runtime_fingerprint.startswith("sha256:")
     assert len(result.harness_version) == 64 and result.sandbox_id.startswith(f"{sandbox[0]}-")
+    if sandbox[0] == "docker":
+        assert result.image_digest.startswith("sha256:")
 
 
 def test_stdio_compares_output_ignoring_trailing_whitespace(sandbox):
