@@ -110,7 +110,6 @@ class Judge:
         self.children: list[Child] = []
         self.outcomes: list[dict[str, Any]] = []
         self.fatal: str | None = None
-        self.pending_exits: dict[int, dict[str, Any]] = {}
         self.started = time.monotonic()
         self.marks: dict[str, float] = {}
         # A fatal failure (timeout, memory, output) raised inside code that catches
@@ -142,7 +141,6 @@ class Judge:
             if message is None:
                 return None
             if message.get("op") == "exited":
-                self.pending_exits[message["pid"]] = message
                 for child in self.children:
                     if child.pid == message["pid"]:
                         child.exit = message
