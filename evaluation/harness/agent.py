@@ -310,7 +310,8 @@ def _exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:
     cpu = usage.ru_utime + usage.ru_stime
     run.cpu_s += cpu
     run.peak_kb = max(run.peak_kb, usage.ru_maxrss)
-    info: dict[str, Any] = {"op": "exited", "pid": pid, "code": None, "signal": None, "cpu_s": cpu}
+    info: dict[str, Any] = {"op": "exited", "pid": pid, "code": None, "signal": None, "cpu_s": cpu,
+                            "maxrss_kb": usage.ru_maxrss}  # fmt: skip
     if os.WIFSIGNALED(status):
         info["signal"] = os.WTERMSIG(status)
     else:
@@ -483,7 +484,7 @@ class Hygiene:
         sys.path[:] = self.saved_path
 
 
-def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> dict[str, Any]:
+def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[dict[str, Any], Any]:
     """One run: hand the zygote the solution, read the tests, judge, end the run."""
     started = time.monotonic()
     marks: dict[str, float] = {}
@@ -509,25 +510,48 @@ def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> dict[s
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     mark("judged")
-    try:
-        ended = zygote.end()
-    except (ZygoteGone, OSError):
-        ended, anomaly = {}, anomaly or "zygote_died"
-    mark("ended")
-    hygiene.restore()
-    return {
+    exits = [e for e in (record or {}).pop("solution_exits", []) if isinstance(e, dict)]
+    if record is not None and anomaly is None and len(exits) < int(record.pop("solution_count", 0)):
+        exits = []  # a process the judge did not see exit: take the zygote's full accounting instead
+    result = {
         "op": "result",
         "run_id": spec.get("run_id"),
         "record": record,
         "anomaly": anomaly,
-        "cpu_s": ended.get("cpu_s", 0.0),
-        "peak_memory_kb": ended.get("peak_memory_kb", 0),
-        "solution_processes": ended.get("solution_processes", 0),
-        "solution_exit": ended.get("solution_exit"),
-        "leftover_processes": ended.get("leftover_processes", 0),
+        "cpu_s": round(sum(float(e.get("cpu_s", 0.0)) for e in exits), 6),
+        "peak_memory_kb": max((int(e.get("maxrss_kb", 0)) for e in exits), default=0),
+        "solution_processes": len(exits),
+        "solution_exit": exits[-1] if exits else None,
         "wall_s": round(time.monotonic() - started, 6),
         "timings_ms": marks,
     }
+    if exits or anomaly is not None:
+        return result, lambda: _finish_run(zygote, hygiene)
+    # Without the judge's own view of every exit, end the run first and report the
+    # zygote's accounting (what the run left behind included).
+    ended, anomaly = _end_run_now(zygote)
+    hygiene.restore()
+    result.update(anomaly=result["anomaly"] or anomaly, cpu_s=ended.get("cpu_s", 0.0),
+                  peak_memory_kb=ended.get("peak_memory_kb", 0),
+                  solution_processes=ended.get("solution_processes", 0),
+                  solution_exit=ended.get("solution_exit"), leftover_processes=ended.get("leftover_processes", 0),
+                  wall_s=round(time.monotonic() - started, 6))  # fmt: skip
+    return result, lambda: None
+
+
+def _end_run_now(zygote: Zygote) -> tuple[dict[str, Any], str | None]:
+    try:
+        return zygote.end(), None
+    except (ZygoteGone, OSError):
+        return {}, "zygote_died"
+
+
+def _finish_run(zygote: Zygote, hygiene: Hygiene) -> None:
+    """After the result is on its way: kill what the run started, wipe, restore.
+    Always done before the next frame is read, so no run sees another's leftovers;
+    a zygote lost here makes the next run's first attempt fail and be rerun."""
+    _end_run_now(zygote)
+    hygiene.restore()
 
 
 def main() -> None:
@@ -559,14 +583,17 @@ def main() -> None:
             return
         op = message.get("op")
         if op == "run":
+            finish: Any = None
             try:
-                result = handle_run(message, zygote, hygiene)
+                result, finish = handle_run(message, zygote, hygiene)
             except Exception:
                 result = {"op": "result", "run_id": message.get("run_id"), "record": None,
                           "anomaly": "agent_error", "detail": traceback.format_exc()[-4000:]}  # fmt: skip
             runs += 1
             result["agent_runs"] = runs
             protocol.send(OUT_FD, result)
+            if finish is not None:
+                finish()
         elif op == "ping":
             open_fds = len(os.listdir("/proc/self/fd"))
             protocol.send(OUT_FD, {"op": "pong", "runs": runs, "pid": os.getpid(), "open_fds": open_fds})

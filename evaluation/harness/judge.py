@@ -335,6 +335,14 @@ class Judge:
                 self.kill(child)
                 child.out.join(2.0)
                 child.err.join(2.0)
+        end = time.monotonic() + 0.5
+        for child in self.children:  # each exits on its own once its input ends; note how
+            if child.exit is None:
+                try:
+                    self._wait_for(lambda m, pid=child.pid: m.get("op") == "exited" and m.get("pid") == pid,
+                                   max(0.0, end - time.monotonic()))  # fmt: skip
+                except ChannelLost:
+                    break
         if self.fatal is None and any(c.out.exceeded or c.err.exceeded for c in self.children):
             self.fatal = "output_exceeded"
             self.message = f"the candidate wrote more than {self.output_cap} bytes of output"
@@ -496,6 +504,9 @@ class Judge:
             "stderr": stderr,
             "output_truncated": any(c.out.exceeded or c.err.exceeded for c in self.children),
             "timings_ms": self.marks,
+            # The exits the zygote reported, for the run's accounting; the agent removes these.
+            "solution_exits": [c.exit for c in self.children if c.exit],
+            "solution_count": len(self.children),
         }
 
 
