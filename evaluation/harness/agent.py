@@ -133,6 +133,8 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     # Move the descriptors out of the way first: dup2 into 0-3 must never
     # overwrite one that is still to be moved (their numbers vary run to run).
     high = [os.dup(fd) if fd >= 100 else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
+    *high, source_fd = high  # the judge pipes the solution's source in, last
+    source = _read_all(source_fd)
     devnull = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD, 100)
     if mode == "program":
         stdin, out, err = high
@@ -158,7 +160,6 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     random.seed(seed)
     sys.argv = ["solution.py"]
     _limit_solution(run.limits)
-    source = run.spec["solution"]
     try:
         if mode == "program":
             solution.run_program(source)
@@ -169,6 +170,15 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     except BaseException:
         os._exit(1)
     os._exit(0)
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks).decode("utf-8", errors="replace")
+        chunks.append(chunk)
 
 
 def _descendants() -> set[int]:
@@ -373,9 +383,8 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
             os._exit(0)
         message = json.loads(data)
         op = message.get("op")
-        if op == "begin":
+        if op == "begin":  # the scratch was wiped when the last run ended
             run = Run(protocol.receive(spec_fd))
-            _wipe_scratch()
         elif op == "spawn" and run is not None:
             pid = _spawn_solution(run, message["mode"], fds)
             _send_quietly(ctl, {"op": "spawned", "pid": pid})
@@ -430,7 +439,10 @@ class Zygote:
         os.close(spec_r)
 
     def begin(self, spec: dict[str, Any]) -> None:
-        protocol.send(self.spec_w, spec)
+        """Start a run. The solution's source never goes to the zygote (the judge
+        pipes it to each solution process): what the zygote once held, even freed,
+        every later fork would carry, and no run may find another's solution."""
+        protocol.send(self.spec_w, {key: value for key, value in spec.items() if key != "solution"})
         self.ctl.send(json.dumps({"op": "begin"}).encode())
 
     def end(self, timeout: float = 10.0) -> dict[str, Any]:

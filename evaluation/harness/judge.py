@@ -167,13 +167,19 @@ class Judge:
             theirs.append(read_end)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        theirs += [out_w, err_w]
+        source_r, source_w = os.pipe()
+        theirs += [out_w, err_w, source_r]
         self._ctl_send({"op": "spawn", "mode": mode}, theirs)
         for fd in theirs:
             if not (chan is not None and fd == ours[0].fileno()):
                 os.close(fd)
         for sock in ours:
             sock.close()
+        source = self.run_spec["solution"].encode("utf-8", errors="replace")
+        if len(source) < 60_000:  # fits the pipe's buffer: no reader needed yet
+            _feed(source_w, source)
+        else:
+            threading.Thread(target=_feed, args=(source_w, source), daemon=True).start()
         reply = self._wait_for(lambda m: m.get("op") == "spawned", 10.0)
         if reply is None:
             raise ChannelLost("the zygote did not start a solution process")

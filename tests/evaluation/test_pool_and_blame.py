@@ -138,3 +138,50 @@ def test_a_warm_sandbox_leaks_no_descriptors_across_runs(pool):
         sandbox._send({"op": "ping"})
         after = sandbox.reader.read(time.monotonic() + 5)["open_fds"]
     assert after == before
+
+
+SCAN = """
+import ctypes
+import re
+
+
+def add(a, b):
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: make its own memory readable, as an attacker would
+    # The other run's marker is looked for in two halves that this process never
+    # holds side by side, so finding it means finding the other run's bytes.
+    head, tail = ("SOLUTION" + "-MARKER-" + {tag!r}[:16]).encode(), {tag!r}[16:].encode()
+    own = ("OWN" + "-MARKER-" + {tag!r}) * 3  # the positive control: this process's own data
+    found_own = found_other = False
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            match = re.match(r"([0-9a-f]+)-([0-9a-f]+) rw", line)
+            if not match or "[vvar]" in line:
+                continue
+            start, end = int(match[1], 16), int(match[2], 16)
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            at = chunk.find(head)
+            while at >= 0 and not found_other:
+                found_other = chunk[at + len(head) : at + len(head) + len(tail)] == tail
+                at = chunk.find(head, at + 1)
+            found_own = found_own or own.encode() in chunk
+    return [found_own, found_other]
+"""
+
+
+@needs_bwrap
+def test_no_run_finds_an_earlier_runs_solution_in_its_memory(pool):
+    import uuid
+
+    tag = uuid.uuid4().hex
+    first = trivial(f"SECRET = 'SOLUTION-MARKER-{tag}' * 3\n" + ADD)
+    scan = RunRequest(suite_kind="assertions", solution=SCAN.format(tag=tag),
+                      tests={"hidden": ["assert add(1, 2) == [True, False]"]}, entry_point="add",
+                      limits=Limits(wall_s=10, cpu_s=10, memory_mb=512))  # fmt: skip
+    a = engine.run(first, backend="bwrap", pool=pool)
+    b = engine.run(scan, backend="bwrap", pool=pool)
+    assert a.sandbox_id == b.sandbox_id
+    assert b.status == Status.PASSED, b.tests
