@@ -10,6 +10,8 @@ failure was ours and the rerun's verdict stands.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import time
@@ -17,7 +19,7 @@ import uuid
 from typing import Any
 
 from evaluation.sandbox import metrics
-from evaluation.sandbox.errors import PoolBusy, SandboxFailure
+from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import RunRequest, RunResult, Status, TestOutcome
@@ -132,10 +134,7 @@ def run(
     if warm and pool is None:
         pool = get_pool(backend)
     started = time.monotonic()
-    try:
-        first = _attempt(request, pool, backend)
-    except PoolBusy:
-        raise
+    first = _attempt(request, pool, backend)  # PoolBusy goes to the caller: nothing ran
     final, attempts = first, 1
     if first.anomaly is not None:
         # Rerun once, cold, in a sandbox that has seen nothing else.
@@ -241,9 +240,6 @@ def _log(result: RunResult, request: RunRequest) -> None:
 def request_digest(request: RunRequest) -> str:
     """SHA-256 of everything that determines a run's outcome: enough to find and
     replay it (with the runtime fingerprint and harness version logged beside)."""
-    import hashlib
-    import json
-
     body = {
         "kind": request.suite_kind,
         "entry_point": request.entry_point,

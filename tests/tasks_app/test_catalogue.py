@@ -79,15 +79,7 @@ def test_every_task_is_complete_and_within_the_limits(slug):
 
 def test_seed_states_put_a_task_in_every_column_of_the_board():
     states = Counter(entry.seed_state for entry in ENTRIES)
-    assert set(states) == {
-        State.DRAFT,
-        State.SUBMITTED,
-        State.VERIFIED,
-        State.FLAGGED,
-        State.APPROVED,
-        State.REJECTED,
-        State.RETIRED,
-    }
+    assert set(states) == set(State.values)
     assert states[State.DRAFT] + states[State.SUBMITTED] > len(ENTRIES) / 2
     assert states[State.RETIRED] == 1
 
