@@ -504,6 +504,15 @@ def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[
     def mark(name: str) -> None:
         marks[name] = round((time.monotonic() - started) * 1000, 3)
 
+    wanted = spec.get("hash_seed")
+    if wanted is not None and str(wanted) != os.environ.get("PYTHONHASHSEED"):
+        # The host sent the run to the wrong sandbox: its string hashes would not
+        # be the ones the seed promises. Refuse rather than give a different result.
+        protocol.receive(IN_FD)  # the run's tests frame, unread
+        detail = f"run wants hash seed {wanted}, sandbox has {os.environ.get('PYTHONHASHSEED')}"
+        result = {"op": "result", "run_id": spec.get("run_id"), "record": None, "anomaly": "hash_seed_mismatch",
+                  "detail": detail}  # fmt: skip
+        return result, lambda: None
     zygote.begin(spec)
     tests = protocol.receive(IN_FD)
     mark("tests_read")

@@ -27,7 +27,6 @@ from evaluation.sandbox.uids import UidLease, lease_uid
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
 SCRATCH_BYTES = 256 * 1024 * 1024
 START_TIMEOUT_S = 20.0
-HASH_SEED = "0"
 _slots = itertools.count()
 
 
@@ -35,7 +34,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
+def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = True) -> list[str]:
     return [
         bwrap_path() or "bwrap",
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
@@ -56,7 +55,7 @@ def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
         "--clearenv",
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "PYTHONHASHSEED", HASH_SEED,
+        "--setenv", "PYTHONHASHSEED", str(hash_seed),
         "--setenv", "HARNESS_SCRATCH", "/scratch",
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
@@ -70,8 +69,9 @@ def bwrap_command(*, harness: str, python: str, warm: bool = True) -> list[str]:
 class BwrapSandbox(AgentSandbox):
     backend = "bwrap"
 
-    def __init__(self, *, slot: int | None = None, warm: bool = True) -> None:
+    def __init__(self, *, slot: int | None = None, hash_seed: int = 1, warm: bool = True) -> None:
         self.slot = next(_slots) if slot is None else slot
+        self.hash_seed = hash_seed
         self.warm = warm
         self.id = f"bwrap-{uuid.uuid4().hex[:12]}"
         self.process: subprocess.Popen | None = None
@@ -87,7 +87,7 @@ class BwrapSandbox(AgentSandbox):
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
         python = os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
-        command = bwrap_command(harness=str(readable_copy()), python=python, warm=self.warm)
+        command = bwrap_command(harness=str(readable_copy()), python=python, hash_seed=self.hash_seed, warm=self.warm)
         if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
             self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
             self.uid = self.uid_lease.uid

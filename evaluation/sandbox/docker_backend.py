@@ -25,7 +25,7 @@ LABEL = "org.taskplatform.sandbox"
 MEMORY_MB = int(os.environ.get("SANDBOX_DOCKER_MEMORY_MB", "2048"))
 PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
-ENVIRONMENT = {"PYTHONHASHSEED": "0", "HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
+ENVIRONMENT = {"HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
                "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # fmt: skip
 TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
 
@@ -44,8 +44,9 @@ def docker_client() -> Any:
 class DockerSandbox(AgentSandbox):
     backend = "docker"
 
-    def __init__(self, *, slot: int = 0, image: str = IMAGE) -> None:
+    def __init__(self, *, slot: int = 0, hash_seed: int = 1, image: str = IMAGE) -> None:
         self.slot = slot
+        self.hash_seed = hash_seed
         self.image_name = image
         self.id = f"docker-{uuid.uuid4().hex[:12]}"
         self.container: Any = None
@@ -86,7 +87,7 @@ class DockerSandbox(AgentSandbox):
                 pids_limit=PIDS,
                 shm_size="1m",
                 nano_cpus=1_000_000_000,
-                environment=ENVIRONMENT,
+                environment={**ENVIRONMENT, "PYTHONHASHSEED": str(self.hash_seed)},
                 volumes={str(readable_copy()): {"bind": "/harness", "mode": "ro"}},
                 working_dir="/scratch",
                 hostname="sandbox",

@@ -48,11 +48,11 @@ def sandbox_factory(backend: str, *, warm: bool = True) -> Any:
     if backend == "bwrap":
         from evaluation.sandbox.bwrap import BwrapSandbox
 
-        return lambda slot: BwrapSandbox(slot=slot, warm=warm)
+        return lambda slot, hash_seed: BwrapSandbox(slot=slot, hash_seed=hash_seed, warm=warm)
     if backend == "docker":
         from evaluation.sandbox.docker_backend import DockerSandbox
 
-        return lambda slot: DockerSandbox(slot=slot)
+        return lambda slot, hash_seed: DockerSandbox(slot=slot, hash_seed=hash_seed)
     raise ValueError(f"unknown sandbox backend {backend!r}: use bwrap or docker")
 
 
@@ -62,7 +62,10 @@ def get_pool(backend: str | None = None) -> SandboxPool:
     with _pools_lock:
         if backend not in _pools:
             size = int(os.environ.get("SANDBOX_POOL_SIZE", "0")) or None
-            _pools[backend] = SandboxPool(sandbox_factory(backend), size=size, reaper=sandbox_reaper(backend))
+            max_idle = int(os.environ.get("SANDBOX_POOL_MAX_IDLE", "0")) or None
+            _pools[backend] = SandboxPool(
+                sandbox_factory(backend), size=size, max_idle=max_idle, reaper=sandbox_reaper(backend)
+            )
         return _pools[backend]
 
 
@@ -86,7 +89,7 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _At
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
     if pool is None:  # cold: a fresh sandbox for this run alone
-        sandbox = sandbox_factory(backend, warm=False)(0)
+        sandbox = sandbox_factory(backend, warm=False)(0, request.hash_seed)
         try:
             sandbox.start()
             attempt.sandbox = sandbox
@@ -98,7 +101,7 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _At
             threading.Thread(target=sandbox.close, daemon=True).start()
     else:
         try:
-            with pool.lease() as sandbox:
+            with pool.lease(request.hash_seed) as sandbox:
                 attempt.sandbox = sandbox
                 try:
                     attempt.raw = sandbox.execute(request, run_id)
@@ -123,7 +126,7 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _At
 
 def _infrastructure(anomaly: str | None) -> bool:
     """Failures that happen before any solution code ran: never the solution's."""
-    return anomaly in {"backend_missing", "start_failed", "pool_closed", "harness_error"}
+    return anomaly in {"backend_missing", "start_failed", "pool_closed", "harness_error", "hash_seed_mismatch"}
 
 
 def run(
@@ -206,7 +209,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
         runtime_fingerprint=sandbox.fingerprint() if sandbox else "",
         image_digest=getattr(sandbox, "image_id", "") if sandbox else "",
         harness_version=harness_version(),
-        hash_seed=str((sandbox.ready or {}).get("hash_seed", "")) if sandbox else "",
+        hash_seed=str((sandbox.ready or {}).get("hash_seed", "")) if sandbox else str(request.hash_seed),
         seed=request.seed,
         repeat=request.repeat,
     )

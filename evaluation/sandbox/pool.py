@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 import time
@@ -10,9 +11,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from evaluation.sandbox.errors import PoolBusy, SandboxFailure
+from evaluation.sandbox.types import hash_seed_for
 
 DEFAULT_MAX_RUNS = 1000
 HEALTH_CHECK_AFTER_IDLE_S = 30.0
+IDLE_PER_SLOT = 4
 
 
 class SandboxPool:
@@ -21,15 +24,21 @@ class SandboxPool:
     `size` slots (default: the core count) bound how many runs go at once; a
     caller that finds every slot taken waits up to `wait_s` and then gets
     PoolBusy, rather than overloading the machine.
+
+    A sandbox serves one hash seed (PYTHONHASHSEED is fixed at interpreter
+    start), so idle sandboxes are kept per hash seed, up to `max_idle` in all
+    (default: IDLE_PER_SLOT per slot); past that the longest idle one of
+    another hash seed is closed to make room.
     """
 
     def __init__(
         self,
-        factory: Callable[[int], Any],
+        factory: Callable[[int, int], Any],
         *,
         size: int | None = None,
         max_runs: int = DEFAULT_MAX_RUNS,
         wait_s: float = 30.0,
+        max_idle: int | None = None,
         reaper: Callable[[], int] | None = None,
         reap_every_s: float = 300.0,
     ) -> None:
@@ -39,21 +48,23 @@ class SandboxPool:
         self._last_reap = 0.0
         self.reaped = 0
         self.size = size or os.cpu_count() or 1
+        self.max_idle = max(1, max_idle or self.size * IDLE_PER_SLOT)
         self.max_runs = max_runs
         self.wait_s = wait_s
-        self._idle: list[tuple[Any, float]] = []
+        self._idle: list[tuple[Any, float]] = []  # oldest first
         self._leased = 0
-        self._slots = list(range(self.size))
+        self._slot_numbers = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
         self.started = 0
         self.recycled = 0
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[Any]:
-        """Yield a ready sandbox; give it back afterwards, or recycle it if the run
-        (or the sandbox) went wrong: a sandbox is never reused after an anomaly."""
-        sandbox = self._acquire()
+    def lease(self, hash_seed: int | None = None) -> Iterator[Any]:
+        """Yield a ready sandbox running under `hash_seed` (default: seed 0's); give
+        it back afterwards, or recycle it if the run (or the sandbox) went wrong:
+        a sandbox is never reused after an anomaly."""
+        sandbox = self._acquire(hash_seed_for(0) if hash_seed is None else int(hash_seed))
         healthy = False
         try:
             yield sandbox
@@ -73,7 +84,21 @@ class SandboxPool:
         self.reaped += count
         return count
 
-    def _acquire(self) -> Any:
+    def _take_idle(self, hash_seed: int) -> Any | None:
+        """The most recently returned idle sandbox of `hash_seed` that still answers."""
+        for index in range(len(self._idle) - 1, -1, -1):
+            sandbox, idle_since = self._idle[index]
+            if sandbox.hash_seed != hash_seed:
+                continue
+            del self._idle[index]
+            stale = time.monotonic() - idle_since > HEALTH_CHECK_AFTER_IDLE_S
+            if sandbox.alive and not (stale and not sandbox.ping()):
+                return sandbox
+            self._retire(sandbox)
+            return self._take_idle(hash_seed)
+        return None
+
+    def _acquire(self, hash_seed: int) -> Any:
         if self.reaper is not None and time.monotonic() - self._last_reap > self.reap_every_s:
             self.reap()  # at the first lease, then periodically
         deadline = time.monotonic() + self.wait_s
@@ -81,31 +106,25 @@ class SandboxPool:
             while True:
                 if self._closed:
                     raise SandboxFailure("the pool is closed", anomaly="pool_closed")
-                while self._idle:
-                    sandbox, idle_since = self._idle.pop()
-                    if not sandbox.alive or (
-                        time.monotonic() - idle_since > HEALTH_CHECK_AFTER_IDLE_S and not sandbox.ping()
-                    ):
-                        self._retire(sandbox)
-                        continue
+                if self._leased < self.size:
+                    sandbox = self._take_idle(hash_seed)
                     self._leased += 1
-                    return sandbox
-                if self._leased + len(self._idle) < self.size and self._slots:
-                    slot = self._slots.pop()
-                    self._leased += 1
+                    if sandbox is not None:
+                        return sandbox
+                    if len(self._idle) >= self.max_idle:
+                        self._retire(self._idle.pop(0)[0])  # the longest idle makes room
+                    slot = next(self._slot_numbers)
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise PoolBusy(f"all {self.size} sandboxes are busy; try again shortly")
                 self._cond.wait(remaining)
         try:
-            sandbox = self.factory(slot)
-            sandbox.slot = slot
+            sandbox = self.factory(slot, hash_seed)
             sandbox.start()
         except BaseException:
             with self._cond:
                 self._leased -= 1
-                self._slots.append(slot)
                 self._cond.notify()
             raise
         self.started += 1
@@ -118,20 +137,23 @@ class SandboxPool:
                 self._retire(sandbox)
             else:
                 self._idle.append((sandbox, time.monotonic()))
+                while len(self._idle) > self.max_idle:
+                    self._retire(self._idle.pop(0)[0])
             self._cond.notify()
 
     def _retire(self, sandbox: Any) -> None:
         self.recycled += 1
-        self._slots.append(sandbox.slot)
         threading.Thread(target=sandbox.close, daemon=True).start()
 
-    def warm(self, count: int | None = None) -> None:
-        """Start sandboxes ahead of demand, so the first runs pay no start-up."""
-        started = []
-        for _ in range(min(count or self.size, self.size)):
-            started.append(self._acquire())
-        for sandbox in started:
-            self._release(sandbox, recycle=False)
+    def warm(self, count: int | None = None, *, hash_seeds: tuple[int, ...] | None = None) -> None:
+        """Start sandboxes ahead of demand, so the first runs pay no start-up:
+        `count` (default: one per slot) for each of `hash_seeds` (default: seed 0's)."""
+        for hash_seed in hash_seeds or (hash_seed_for(0),):
+            started = []
+            for _ in range(min(count or self.size, self.size)):
+                started.append(self._acquire(hash_seed))
+            for sandbox in started:
+                self._release(sandbox, recycle=False)
 
     def close(self) -> None:
         with self._cond:
@@ -142,5 +164,5 @@ class SandboxPool:
 
     def stats(self) -> dict[str, int]:
         with self._cond:
-            return {"size": self.size, "idle": len(self._idle), "leased": self._leased,
+            return {"size": self.size, "idle": len(self._idle), "leased": self._leased, "max_idle": self.max_idle,
                     "started": self.started, "recycled": self.recycled, "reaped": self.reaped}  # fmt: skip

@@ -6,6 +6,17 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# PYTHONHASHSEED is fixed when an interpreter starts, so a warm sandbox serves one
+# hash seed. Runs take theirs from a small set, derived from the run's seed: the
+# same seed always hashes the same, repeats with different seeds see different
+# string and set orders, and a warm pool can keep a sandbox for each.
+HASH_SEEDS = 8
+
+
+def hash_seed_for(seed: int) -> int:
+    """The PYTHONHASHSEED a run with `seed` executes under (1 to HASH_SEEDS)."""
+    return 1 + int(seed) % HASH_SEEDS
+
 
 class Status(enum.StrEnum):
     PASSED = "passed"
@@ -43,6 +54,10 @@ class RunRequest:
     seed: int = 0
     repeat: int = 0
 
+    @property
+    def hash_seed(self) -> int:
+        return hash_seed_for(self.seed)
+
     def run_frame(self, run_id: str) -> dict[str, Any]:
         return {
             "op": "run",
@@ -52,6 +67,7 @@ class RunRequest:
             "solution": self.solution,
             "limits": self.limits.as_dict(),
             "seed": self.seed,
+            "hash_seed": self.hash_seed,
         }
 
     def tests_frame(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.sandbox import engine, metrics
-from evaluation.sandbox.types import Limits, RunRequest, Status
+from evaluation.sandbox.types import HASH_SEEDS, Limits, RunRequest, Status, hash_seed_for
 
 LIMITS = Limits(wall_s=3, cpu_s=2, memory_mb=256)
 ADD = "def add(a, b):\n    return a + b\n"
@@ -117,6 +117,23 @@ def test_the_same_request_gives_the_same_result(sandbox):
     assert [(t.name, t.outcome) for t in first.tests] == [(t.name, t.outcome) for t in again.tests]
     other = run(sandbox, request("assertions", program, tests, seed=8))
     assert [t.name for t in other.tests] != [t.name for t in first.tests]  # the order follows the seed
+
+
+def test_the_hash_seed_follows_the_runs_seed(sandbox):
+    """String hashing (set and dict order of strings) is fixed by the seed, and
+    differs between seeds: repeats with different seeds can reveal a solution
+    that depends on set order, and rerunning one seed reproduces it."""
+    program = "def order():\n    return list({'apple', 'pear', 'fig', 'kiwi', 'plum', 'lime', 'date'})\n"
+    probe = "assert order() == [], order()"  # fails, and its message shows the order the solution saw
+
+    def seen(seed: int) -> tuple[str, str]:
+        result = run(sandbox, request("assertions", program, [probe], seed=seed))
+        return result.hash_seed, result.tests[0].message
+
+    first = {seed: seen(seed) for seed in range(HASH_SEEDS)}
+    assert [first[seed][0] for seed in range(HASH_SEEDS)] == [str(hash_seed_for(s)) for s in range(HASH_SEEDS)]
+    assert len({message for _, message in first.values()}) > 1  # different seeds, different orders
+    assert seen(3) == first[3] and seen(3 + HASH_SEEDS) == first[3]  # the same seed, the same order
 
 
 def test_every_execution_is_logged_and_counted(sandbox, caplog):
