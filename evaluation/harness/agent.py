@@ -126,7 +126,7 @@ def _limit_solution(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
-def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
+def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]) -> None:
     """In the forked solution process: wire the judge's descriptors, shed everything
     else the agent holds, apply the limits, and become the candidate."""
     os.setsid()
@@ -152,14 +152,13 @@ def _solution_child(run: Run, mode: str, fds: list[int]) -> None:
     for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
         signal.signal(number, signal.SIG_DFL)
     os.chdir(RUN_DIR)
-    seed = int(run.spec["seed"])
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "TMPDIR": RUN_DIR, "LANG": "C.UTF-8"})
     import random
 
     random.seed(seed)
     sys.argv = ["solution.py"]
-    _limit_solution(run.limits)
+    _limit_solution(limits)
     try:
         if mode == "program":
             solution.run_program(source)
@@ -333,18 +332,74 @@ def _exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:
     return info
 
 
-def _spawn_solution(run: Run, mode: str, fds: list[int]) -> int:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _solution_child(run, mode, fds)
-        finally:
-            os._exit(1)
+def _spawn_solution(run: Run, mode: str, fds: list[int], spare: Spare | None) -> int:
+    """Start a solution process for `run`: hand the fds to the spare if there is one
+    (forked while no run was going, so the fork is off the run's path), else fork."""
+    seed, limits = int(run.spec["seed"]), run.limits
+    pid = spare.hand_over(seed, limits, mode, fds) if spare is not None else None
+    if pid is None:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _solution_child(seed, limits, mode, fds)
+            finally:
+                os._exit(1)
     for fd in fds:
         os.close(fd)
     run.solutions.add(pid)
     run.spawned += 1
     return pid
+
+
+class Spare:
+    """A solution process forked ahead of the next run, waiting for its run's seed,
+    limits and descriptors. It is forked after a run has ended and everything that
+    run started is dead, and used by the next run's first spawn, before any of that
+    run's code runs: no candidate ever gets to touch it before it is theirs."""
+
+    def __init__(self) -> None:
+        self.sock, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)  # the zygote's, about to be closed here
+                self.sock.close()
+                _close_all_but({0, 1, 2, child_end.fileno()})
+                _spare_main(child_end)
+            finally:
+                os._exit(1)
+        child_end.close()
+
+    def hand_over(self, seed: int, limits: dict[str, Any], mode: str, fds: list[int]) -> int | None:
+        message = json.dumps({"seed": seed, "limits": limits, "mode": mode}).encode()
+        try:
+            socket.send_fds(self.sock, [message], fds)
+        except OSError:  # it died (it never ran anything): fork one instead
+            self.discard()
+            return None
+        self.sock.close()
+        return self.pid
+
+    def discard(self) -> None:
+        """Kill an unused spare and reap it, so the run's accounting never sees it."""
+        self.sock.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _spare_main(sock: socket.socket) -> None:
+    try:
+        data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 8)
+    except OSError:
+        os._exit(0)
+    if not data:  # the zygote is gone
+        os._exit(0)
+    sock.close()
+    order = json.loads(data)
+    _solution_child(int(order["seed"]), order["limits"], order["mode"], fds)
 
 
 # -- the zygote ----------------------------------------------------------------------------
@@ -360,6 +415,7 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
     signal.set_wakeup_fd(wakeup_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     run: Run | None = None
+    spare: Spare | None = Spare() if os.environ.get("HARNESS_WARM", "1") == "1" else None
     while True:
         ready, _, _ = select.select([ctl, wakeup_r], [], [])
         if wakeup_r in ready:
@@ -378,6 +434,8 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
         except OSError:
             data, fds = b"", []
         if not data:  # the judge is gone: take everything down with us
+            if spare is not None:
+                spare.discard()
             if run is not None:
                 _end_run(run, None)
             os._exit(0)
@@ -386,7 +444,8 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
         if op == "begin":  # the scratch was wiped when the last run ended
             run = Run(protocol.receive(spec_fd))
         elif op == "spawn" and run is not None:
-            pid = _spawn_solution(run, message["mode"], fds)
+            pid = _spawn_solution(run, message["mode"], fds, spare)
+            spare = None
             _send_quietly(ctl, {"op": "spawned", "pid": pid})
         elif op == "kill" and run is not None:
             pid = int(message["pid"])
@@ -397,12 +456,16 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
                     except (ProcessLookupError, PermissionError):
                         pass
         elif op == "end" and run is not None:
+            if spare is not None:  # the run started no solution process
+                spare.discard()
             strays = _end_run(run, None)
             _wipe_scratch()
             _send_quietly(ctl, {"op": "ended", "cpu_s": round(run.cpu_s, 6), "peak_memory_kb": run.peak_kb,
                                 "solution_processes": run.spawned, "solution_exit": run.last_exit,
                                 "leftover_processes": strays})  # fmt: skip
             run = None
+            if os.environ.get("HARNESS_WARM", "1") == "1":
+                spare = Spare()  # after the reply: the next run is not kept waiting for it
         else:
             for fd in fds:
                 os.close(fd)

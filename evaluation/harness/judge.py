@@ -41,31 +41,42 @@ class SuiteProblem(Exception):
     """The test suite itself cannot run as written (not the candidate's fault)."""
 
 
-class Capture(threading.Thread):
-    """Drains one output pipe of a solution process, keeping the first `cap` bytes."""
+class Capture:
+    """One output pipe of a solution process, of which the first `cap` bytes are
+    kept. The collector thread reads it; `join` waits for its end."""
 
     def __init__(self, fd: int, cap: int, on_exceeded: Any) -> None:
-        super().__init__(daemon=True)
         self.fd, self.cap, self.on_exceeded = fd, cap, on_exceeded
         self.kept = bytearray()
         self.total = 0
+        self.done = threading.Event()
 
-    def run(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            self.total += len(chunk)
-            room = self.cap - len(self.kept)
-            if room > 0:
-                self.kept += chunk[:room]
-            if self.total > self.cap:
-                self.on_exceeded()
-                break
+    def feed(self) -> bool:
+        """Read what is there; False once the pipe has ended or overflowed."""
+        try:
+            chunk = os.read(self.fd, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return False
+        self.total += len(chunk)
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        if self.total > self.cap:
+            self.on_exceeded()
+            return False
+        return True
+
+    def finish(self) -> None:
         os.close(self.fd)
+        self.done.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.done.wait(timeout)
+
+    def is_alive(self) -> bool:
+        return not self.done.is_set()
 
     @property
     def exceeded(self) -> bool:
@@ -73,6 +84,52 @@ class Capture(threading.Thread):
 
     def text(self) -> str:
         return self.kept.decode("utf-8", errors="replace")
+
+
+class Collector(threading.Thread):
+    """One thread, for the judge's whole life, that drains every solution process's
+    output pipes: cheaper than starting reader threads for each process."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True, name="output-collector")
+        self.lock = threading.Lock()
+        self.captures: dict[int, Capture] = {}
+        self.wake_r, self.wake_w = os.pipe()
+        self.poller = select.poll()
+        self.poller.register(self.wake_r, select.POLLIN)
+
+    def add(self, *captures: Capture) -> None:
+        with self.lock:
+            for capture in captures:
+                self.captures[capture.fd] = capture
+                self.poller.register(capture.fd, select.POLLIN)
+        os.write(self.wake_w, b"+")
+
+    def run(self) -> None:
+        while True:
+            for fd, _events in self.poller.poll():
+                if fd == self.wake_r:
+                    os.read(self.wake_r, 4096)
+                    continue
+                with self.lock:
+                    capture = self.captures.get(fd)
+                if capture is None or capture.feed():
+                    continue
+                with self.lock:
+                    del self.captures[fd]
+                    self.poller.unregister(fd)
+                capture.finish()
+
+
+_collector: Collector | None = None
+
+
+def collector() -> Collector:
+    global _collector
+    if _collector is None:
+        _collector = Collector()
+        _collector.start()
+    return _collector
 
 
 class Child:
@@ -153,8 +210,7 @@ class Judge:
     def _start_capture(self, child: Child, out_r: int, err_r: int) -> None:
         child.out = Capture(out_r, self.output_cap, lambda: self._output_exceeded(child))
         child.err = Capture(err_r, self.output_cap, lambda: self._output_exceeded(child))
-        child.out.start()
-        child.err.start()
+        collector().add(child.out, child.err)
         self.children.append(child)
 
     def spawn(self, mode: str, *, stdin: bool = False) -> Child:
