@@ -10,7 +10,7 @@
   solution. Between runs it restores the builtins and module table it
   started with, and the pool recycles the sandbox after a number of runs.
 
-Run as: python3 -S -s -B -P agent.py   (site disabled: no .pth, no sitecustomize)
+Run as: python3 -S -s -B -P -c "from harness.agent import entry; entry()"   (no site: no .pth, no sitecustomize)
 Speaks length-prefixed JSON frames on fd 0 (in) and fd 1 (out); see protocol.py.
 """
 
@@ -20,18 +20,18 @@ import ctypes
 import errno
 import fcntl
 import gc
-import hashlib
 import json
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
 import time
-import traceback
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Imported as the package `harness` (the directory's name inside and outside the
@@ -47,7 +47,8 @@ from harness import codec, judge, protocol, solution  # noqa: E402,F401 - warm b
 WARM_MODULES = (
     "math", "re", "itertools", "functools", "collections", "heapq", "bisect", "string", "random",
     "statistics", "fractions", "decimal", "typing", "dataclasses", "json", "datetime", "copy",
-    "operator", "enum", "hashlib", "io", "textwrap", "unicodedata", "array",
+    "operator", "enum", "hashlib", "io", "textwrap", "unicodedata", "array", "traceback", "ast",
+    "shutil",  # the zygote wipes the scratch with it: loaded late, later forks would differ
 )  # fmt: skip
 HARNESS_FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "pytest_judge.py", "solution.py")
 # Wiped between runs, so it must be named explicitly: the sandbox's private tmpfs.
@@ -59,7 +60,11 @@ IN_FD, OUT_FD = 0, 1
 
 
 def harness_version() -> str:
-    digest = hashlib.sha256()
+    try:
+        from _sha256 import sha256  # the built-in one: hashlib would load OpenSSL (~3 ms)
+    except ImportError:
+        from hashlib import sha256
+    digest = sha256()
     for name in HARNESS_FILES:
         with open(os.path.join(HERE, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read() + b"\0")
@@ -74,18 +79,16 @@ def _prctl(option: int, value: int) -> None:
 
 def _pytest_version() -> str | None:
     """pytest's version without importing it (an import costs ~100 ms at start-up)."""
-    import importlib.util
     import re
 
-    spec = importlib.util.find_spec("_pytest")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    try:
-        with open(os.path.join(spec.submodule_search_locations[0], "_version.py")) as handle:
-            found = re.search(r"""version\s*=\s*['"]([^'"]+)['"]""", handle.read())
-    except OSError:
-        return None
-    return found.group(1) if found else None
+    for entry in sys.path:
+        try:
+            with open(os.path.join(entry, "_pytest", "_version.py")) as handle:
+                found = re.search(r"""version\s*=\s*['"]([^'"]+)['"]""", handle.read())
+        except OSError:
+            continue
+        return found.group(1) if found else None
+    return None
 
 
 def fingerprint() -> dict[str, Any]:
@@ -294,6 +297,8 @@ def _empty(directory: str) -> None:
         path = os.path.join(directory, entry)
         try:
             if os.path.isdir(path) and not os.path.islink(path):
+                import shutil
+
                 shutil.rmtree(path, onerror=_unlock_and_retry)
             else:
                 os.unlink(path)
@@ -307,6 +312,8 @@ def _unlock_and_retry(function: Any, path: str, _exc: Any) -> None:
     try:
         os.chmod(os.path.dirname(path), 0o700)
         if os.path.isdir(path) and not os.path.islink(path):
+            import shutil
+
             os.chmod(path, 0o700)
             shutil.rmtree(path, ignore_errors=True)
         else:
@@ -495,6 +502,8 @@ class Zygote:
                 _close_all_but({IN_FD, OUT_FD, 2, zygote_end.fileno(), spec_r})
                 zygote_main(zygote_end, spec_r)
             except BaseException:
+                import traceback
+
                 traceback.print_exc()
             finally:
                 os._exit(1)
@@ -646,8 +655,9 @@ def main() -> None:
         for name in WARM_MODULES:
             __import__(name)
     os.makedirs(RUN_DIR, mode=0o700, exist_ok=True)
-    gc.collect()
-    gc.freeze()  # keep forked children from touching (and copying) these pages
+    if os.environ.get("HARNESS_WARM", "1") == "1":
+        gc.collect()
+        gc.freeze()  # keep forked children from touching (and copying) these pages
     zygote = Zygote()  # before any frame is read: it must never hold a test
     if os.environ.get("HARNESS_WARM", "1") == "1":
         try:  # the judge runs the pytest kind itself; the zygote stays lean without it
@@ -671,6 +681,8 @@ def main() -> None:
             try:
                 result, finish = handle_run(message, zygote, hygiene)
             except Exception:
+                import traceback
+
                 result = {"op": "result", "run_id": message.get("run_id"), "record": None,
                           "anomaly": "agent_error", "detail": traceback.format_exc()[-4000:]}  # fmt: skip
             runs += 1
@@ -689,9 +701,15 @@ def main() -> None:
             protocol.send(OUT_FD, {"op": "error", "message": f"unknown op {op!r}"})
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """What the sandboxes start: python3 ... -c "from harness.agent import entry; entry()"
+    (not -m, whose runpy costs ~6 ms; not the script's path, which is compiled afresh)."""
     try:
         main()
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
+
+
+if __name__ == "__main__":
+    entry()

@@ -16,7 +16,10 @@ import random
 import sys
 import types
 import uuid
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
+if TYPE_CHECKING:
+    from typing import Any
 
 STUB = "# The tests live in the judge's memory; this file only anchors pytest's collection.\n"
 

@@ -21,7 +21,7 @@ from evaluation.harness import protocol
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import harness_version, readable_copy
+from evaluation.sandbox.harness_files import AGENT_ENTRY, harness_version, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -56,13 +56,16 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONHASHSEED", str(hash_seed),
+        "--setenv", "PYTHONPATH", "/",
         "--setenv", "HARNESS_SCRATCH", "/scratch",
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
         "--cap-drop", "ALL",
         "--remount-ro", "/",  # the root tmpfs bwrap builds the mounts on: not a place to write
         "--as-pid-1",  # the non-dumpable agent is PID 1: no bwrap init holding the host's env and pipes
-        python, "-S", "-s", "-B", "-P", "/harness/agent.py",
+        # An import, not the script's path: a module runs from its precompiled
+        # bytecode, a script is compiled afresh at every start. PYTHONPATH=/ finds it.
+        python, "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY,
     ]  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import DockerStreamReader
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import harness_version, readable_copy
+from evaluation.sandbox.harness_files import AGENT_ENTRY, harness_version, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -25,7 +25,7 @@ LABEL = "org.taskplatform.sandbox"
 MEMORY_MB = int(os.environ.get("SANDBOX_DOCKER_MEMORY_MB", "2048"))
 PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
-ENVIRONMENT = {"HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
+ENVIRONMENT = {"PYTHONPATH": "/", "HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
                "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # fmt: skip
 TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
 
@@ -71,7 +71,7 @@ class DockerSandbox(AgentSandbox):
         try:
             self.container = client.containers.create(
                 image.id,
-                command=["python3", "-S", "-s", "-B", "-P", "/harness/agent.py"],
+                command=["python3", "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY],  # from its bytecode
                 name=self.id,
                 stdin_open=True,
                 tty=False,
