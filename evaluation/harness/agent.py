@@ -129,16 +129,31 @@ def _limit_solution(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
-def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]) -> None:
-    """In the forked solution process: wire the judge's descriptors, shed everything
-    else the agent holds, apply the limits, and become the candidate."""
+def _prepare_solution() -> int:
+    """The part of becoming a solution process that no run decides: done by a spare
+    while it waits, so a run does not wait for it (nor for the pages it touches).
+    Returns a descriptor of /dev/null, kept out of the way of the run's."""
     os.setsid()
+    signal.set_wakeup_fd(-1)
+    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
+        signal.signal(number, signal.SIG_DFL)
+    os.chdir(RUN_DIR)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "TMPDIR": RUN_DIR, "LANG": "C.UTF-8"})
+    sys.argv = ["solution.py"]
+    import random  # noqa: F401 - loaded now, seeded per run
+
+    return fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD, 100)
+
+
+def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int], devnull: int) -> None:
+    """In the solution process, once its run is known: wire the judge's descriptors,
+    shed everything else the agent holds, apply the limits, become the candidate."""
     # Move the descriptors out of the way first: dup2 into 0-3 must never
     # overwrite one that is still to be moved (their numbers vary run to run).
     high = [os.dup(fd) if fd >= 100 else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
     *high, source_fd = high  # the judge pipes the solution's source in, last
     source = _read_all(source_fd)
-    devnull = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD, 100)
     if mode == "program":
         stdin, out, err = high
         chan = None
@@ -151,16 +166,9 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     os.dup2(out, 1)
     os.dup2(err, 2)
     os.closerange(4 if chan else 3, 65536)
-    signal.set_wakeup_fd(-1)
-    for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
-        signal.signal(number, signal.SIG_DFL)
-    os.chdir(RUN_DIR)
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "TMPDIR": RUN_DIR, "LANG": "C.UTF-8"})
     import random
 
     random.seed(seed)
-    sys.argv = ["solution.py"]
     _limit_solution(limits)
     try:
         if mode == "program":
@@ -348,7 +356,7 @@ def _spawn_solution(run: Run, mode: str, fds: list[int], spare: Spare | None) ->
         pid = os.fork()
         if pid == 0:
             try:
-                _solution_child(seed, limits, mode, fds)
+                _solution_child(seed, limits, mode, fds, _prepare_solution())
             finally:
                 os._exit(1)
     for fd in fds:
@@ -398,6 +406,7 @@ class Spare:
 
 
 def _spare_main(sock: socket.socket) -> None:
+    devnull = _prepare_solution()
     try:
         data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 8)
     except OSError:
@@ -406,7 +415,7 @@ def _spare_main(sock: socket.socket) -> None:
         os._exit(0)
     sock.close()
     order = json.loads(data)
-    _solution_child(int(order["seed"]), order["limits"], order["mode"], fds)
+    _solution_child(int(order["seed"]), order["limits"], order["mode"], fds, devnull)
 
 
 # -- the zygote ----------------------------------------------------------------------------
@@ -454,6 +463,8 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
             pid = _spawn_solution(run, message["mode"], fds, spare)
             spare = None
             _send_quietly(ctl, {"op": "spawned", "pid": pid})
+        elif op == "ping":
+            _send_quietly(ctl, {"op": "pong"})
         elif op == "kill" and run is not None:
             pid = int(message["pid"])
             if pid in run.solutions:
@@ -509,6 +520,15 @@ class Zygote:
                 os._exit(1)
         zygote_end.close()
         os.close(spec_r)
+
+    def alive(self) -> bool:
+        """Whether the zygote still runs, neither dead nor stopped (it is our child:
+        one non-blocking wait tells both)."""
+        try:
+            pid, _status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:
+            return False
+        return pid == 0
 
     def begin(self, spec: dict[str, Any]) -> None:
         """Start a run. The solution's source never goes to the zygote (the judge
@@ -603,6 +623,8 @@ def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     mark("judged")
+    if anomaly is None and not zygote.alive():
+        anomaly = "zygote_died"  # the run killed or stopped it: this sandbox cannot vouch for the run
     exits = [e for e in (record or {}).pop("solution_exits", []) if isinstance(e, dict)]
     if record is not None and anomaly is None and len(exits) < int(record.pop("solution_count", 0)):
         exits = []  # a process the judge did not see exit: take the zygote's full accounting instead

@@ -140,6 +140,28 @@ class Child:
         self.seq = 0
 
 
+def _lingering_usage(pid: int) -> dict[str, Any] | None:
+    """CPU time and peak memory of a solution process that has hung up and waits to
+    be ended, read from the kernel's /proc; None if it is gone (then its exit,
+    reported by the zygote, is waited for instead)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as handle:
+            cpu_s = int(handle.read().split()[0]) / 1e9
+        with open(f"/proc/{pid}/status") as handle:
+            status = handle.read()
+    except (OSError, ValueError, IndexError):
+        return None
+    peak = [line for line in status.splitlines() if line.startswith("VmHWM:")]
+    if not peak or " Z " in status.split("State:", 1)[-1][:5]:
+        return None  # a zombie has no memory figures left: wait for its exit
+    try:
+        maxrss_kb = int(peak[-1].split()[1])
+    except (IndexError, ValueError):
+        return None
+    return {"op": "exited", "pid": pid, "code": None, "signal": None, "cpu_s": cpu_s, "maxrss_kb": maxrss_kb,
+            "cpu_exceeded": False, "memory_exceeded": False, "lingering": True}  # fmt: skip
+
+
 def top_level_names(source: str) -> tuple[set[str], set[str]]:
     """(callables, other names) that a module defines at top level, read without running it.
 
@@ -403,6 +425,15 @@ class Judge:
                 self.kill(child)
                 child.out.join(2.0)
                 child.err.join(2.0)
+        for child in self.children:  # a serving process lingers after hanging up: measure it there
+            if child.exit is None and child.chan is not None:
+                child.exit = _lingering_usage(child.pid)
+        # One round trip to the zygote before the verdict goes out: a run that killed or
+        # stopped it must not pass for one this sandbox can vouch for (nor leave a broken
+        # sandbox in the pool for the next run to fail on).
+        self._ctl_send({"op": "ping"})
+        if self._wait_for(lambda m: m.get("op") == "pong", 0.5) is None:
+            raise ChannelLost("the zygote did not answer after the run")
         end = time.monotonic() + 0.5
         for child in self.children:  # each exits on its own once its input ends; note how
             if child.exit is None:

@@ -71,6 +71,16 @@ def _hang_up() -> None:
             pass
 
 
+def _linger() -> None:
+    """Wait, idle, for the harness to end the run. The judge reads this process's
+    CPU time and peak memory from /proc (the kernel's figures, not ours) once its
+    output has ended, so no run waits for a process to be torn down."""
+    import signal
+
+    while True:
+        signal.pause()
+
+
 class _Objects:
     """Objects that are not plain data stay here; the judge gets a handle to each."""
 
@@ -136,7 +146,7 @@ def serve_calls(chan: socket.socket, source: str) -> None:
             request = protocol.receive(fd)
         except protocol.ChannelClosed:
             _hang_up()
-            return
+            _linger()
         reply: dict[str, Any] = {"id": request.get("id")}
         try:
             if "target" in request:
