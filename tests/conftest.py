@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Any
 
 import pytest
@@ -7,6 +9,9 @@ from rest_framework.test import APIClient
 
 from tasks_app.services import api_token_create
 from tests.factories import UserFactory
+
+# Requests kept for replay go to a scratch place, not the checkout's var/.
+os.environ.setdefault("SANDBOX_REPLAY_DIR", tempfile.mkdtemp(prefix="replay-tests-"))
 
 
 @pytest.fixture

@@ -10,15 +10,13 @@ failure was ours and the rerun's verdict stands.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import threading
 import time
 import uuid
 from typing import Any
 
-from evaluation.sandbox import metrics
+from evaluation.sandbox import metrics, replay
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
@@ -235,21 +233,22 @@ def _log(result: RunResult, request: RunRequest) -> None:
             "repeat": result.repeat,
             "attempts": result.attempts,
             "anomaly": result.anomaly,
-            "request_digest": request_digest(request),
+            "request_digest": _keep_for_replay(request),
         }
     )
 
 
 def request_digest(request: RunRequest) -> str:
-    """SHA-256 of everything that determines a run's outcome: enough to find and
-    replay it (with the runtime fingerprint and harness version logged beside)."""
-    body = {
-        "kind": request.suite_kind,
-        "entry_point": request.entry_point,
-        "solution": request.solution,
-        "tests": request.tests,
-        "limits": request.limits.as_dict(),
-        "seed": request.seed,
-        "repeat": request.repeat,
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    """SHA-256 of everything that determines a run's outcome: the name under which
+    the request is kept for replay (evaluation/sandbox/replay.py)."""
+    return replay.digest_of(replay.request_body(request))
+
+
+def _keep_for_replay(request: RunRequest) -> str:
+    body = replay.request_body(request)
+    digest = replay.digest_of(body)
+    try:
+        replay.store(body, digest)
+    except OSError as exc:  # a full disk must not fail the run; the log line says so
+        metrics.log.warning("could not keep request %s for replay: %s", digest, exc)
+    return digest
