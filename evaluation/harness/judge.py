@@ -467,7 +467,15 @@ class Judge:
         return child
 
     def namespace(self, child: Child) -> dict[str, Any]:
+        """The names test code sees: the candidate's top-level functions, classes and
+        plain values (as proxies), then the suite's setup. A candidate's name that
+        shadows a builtin is left out (the entry point aside): otherwise a solution
+        defining `abs` or `len` would rewrite the tests' own arithmetic."""
+        import builtins
+
         callables, values = top_level_names(self.run_spec["solution"])
+        shadowing = set(vars(builtins)) - {self.run_spec.get("entry_point") or ""}
+        callables, values = callables - shadowing, values - shadowing
         names: dict[str, Any] = {"__name__": "__judge__"}
         for name in callables:
             names[name] = _proxy(self, child, name)

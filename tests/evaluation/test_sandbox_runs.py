@@ -136,6 +136,16 @@ def test_the_hash_seed_follows_the_runs_seed(sandbox):
     assert seen(3) == first[3] and seen(3 + HASH_SEEDS) == first[3]  # the same seed, the same order
 
 
+@pytest.mark.parametrize("kind", ["assertions", "check_function"])
+def test_a_solution_cannot_shadow_the_builtins_the_tests_use(sandbox, kind):
+    """`abs`, `len` and `zip` in a test mean the builtins, whatever the solution defines."""
+    hack = "def abs(*a, **k):\n    return 0\n\ndef len(*a):\n    return 0\n\ndef mean(xs):\n    return 12345.0\n"
+    test = "abs(mean([1, 2]) - 1.5) < 1e-9 and len([1]) == 1"
+    tests = [f"assert {test}"] if kind == "assertions" else [f"def check(candidate):\n    assert {test}\n"]
+    result = run(sandbox, RunRequest(suite_kind=kind, solution=hack, tests={"hidden": tests}, entry_point="mean"))
+    assert result.status == Status.FAILED, explain(result)
+
+
 def test_every_execution_is_logged_and_counted(sandbox, caplog):
     metrics.reset()
     with caplog.at_level("INFO", logger="evaluation.runs"):
