@@ -37,8 +37,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    "tasks_app",
+    # Before tasks_app: its templates fill tasks_app's extension points (_version_extras.html).
     "evaluation",
+    "tasks_app",
     "trainer_bridge",
 ]
 
@@ -195,6 +196,21 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 1500)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Verification pipeline (evaluation/): what runs per version, and when a figure
+# becomes a flag. An `error` flag sends the version to review; see docs/verification.md.
+VERIFICATION = {
+    "ON_SUBMIT": env_bool("VERIFY_ON_SUBMIT", True),  # submitting enqueues the verification
+    "REPEATS": env_int("VERIFY_REPEATS", 5),  # runs of each reference and adversarial solution
+    "MUTANTS": env_int("VERIFY_MUTANTS", 30),  # mutants of the reference, at most
+    "MUTATION_SEED": 0,
+    "PROBES": True,
+    "THRESHOLDS": {"WEAK_TESTS_BELOW": 0.8, "SLOW_HEADROOM_BELOW": 2.0, "MIN_TESTS": 3},
+}
+CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}}
+CELERY_BEAT_SCHEDULE = {
+    "reap-stuck-verifications": {"task": "evaluation.reap_verifications", "schedule": 300.0},
+}
 
 # --- Production hardening; each can be relaxed from the environment behind a proxy.
 if not DEBUG:

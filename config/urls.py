@@ -11,5 +11,6 @@ urlpatterns = [
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/v1/", include("tasks_app.api.urls")),
+    path("", include("evaluation.ui.urls")),
     path("", include("tasks_app.ui.urls")),
 ]

@@ -14,6 +14,13 @@ from tests.factories import UserFactory
 os.environ.setdefault("SANDBOX_REPLAY_DIR", tempfile.mkdtemp(prefix="replay-tests-"))
 
 
+@pytest.fixture(autouse=True)
+def _verification_not_enqueued_on_submit(settings: Any) -> None:
+    """Submitting in a test does not enqueue a verification (tests that want the
+    pipeline run it themselves, or turn this back on)."""
+    settings.VERIFICATION = {**settings.VERIFICATION, "ON_SUBMIT": False}
+
+
 @pytest.fixture
 def curator(db: Any) -> Any:
     return UserFactory(username="cora", roles=["curator"])

@@ -28,7 +28,7 @@ class UserFactory(factory.django.DjangoModelFactory):
         self.set_password(PASSWORD)
         self.save()
         for role in extracted or ():
-            self.groups.add(Group.objects.get(name=role))
+            self.groups.add(Group.objects.get_or_create(name=role)[0])  # a transactional test flushes the seeded groups
 
 
 def content_data(**overrides: Any) -> dict[str, Any]:

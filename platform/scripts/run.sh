@@ -27,7 +27,8 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
-"$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency=2 &
+# One worker for both queues (planning and the sandbox runs) with the periodic reaper.
+"$VENV/bin/celery" -A config worker -Q celery,sandbox -B --loglevel=INFO --concurrency=2 &
 pids+=($!)
 "$PY" manage.py runserver --noreload "$HOST:$PORT" &
 pids+=($!)

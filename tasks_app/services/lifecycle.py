@@ -11,6 +11,7 @@ from django.utils import timezone
 from tasks_app.errors import InvalidTransition, PermissionDenied, ValidationFailed
 from tasks_app.models import State, Task, TaskVersion, Transition
 from tasks_app.roles import ADMIN, CURATOR, REVIEWER, has_role
+from tasks_app.signals import version_submitted
 
 MAX_NOTE = 4000
 
@@ -138,6 +139,12 @@ def task_transition(*, actor: Any, task: Task, to_state: str, note: str = "") ->
         raise InvalidTransition("The task changed state while this transition was applied; try again.")
     for name, value in changes.items():
         setattr(task, name, value)
+    if to_state == State.SUBMITTED and task.latest_version_id:
+        version_id, actor_id = task.latest_version_id, getattr(actor, "pk", None)
+        # On commit: a worker must find the submitted state, and a rollback sends nothing.
+        transaction.on_commit(
+            lambda: version_submitted.send(sender=TaskVersion, version_id=version_id, actor_id=actor_id)
+        )
     return Transition.objects.create(
         task=task, version=task.latest_version, actor=actor, from_state=from_state, to_state=to_state, note=note.strip()
     )

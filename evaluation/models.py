@@ -1,0 +1,125 @@
+"""Verifications of task versions, their executions, flags and mutant equivalence marks."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from tasks_app.models import Task, TaskVersion
+
+ROLES = ("reference", "adversarial", "mutant", "probe")
+EXECUTION_STATUSES = (
+    "pending", "running", "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded",
+    "sandbox_error",
+)  # fmt: skip
+
+
+class VerificationState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    # The sandboxes failed (never the task's fault): retried, never a task flag.
+    INFRASTRUCTURE_ERROR = "infrastructure_error", "Infrastructure error"
+
+
+class Verification(models.Model):
+    """One verification of one version under one configuration. The pair is unique:
+    verifying an unchanged version with an unchanged configuration finds this row
+    and runs nothing."""
+
+    version = models.ForeignKey(TaskVersion, on_delete=models.CASCADE, related_name="verifications")
+    config_hash = models.CharField(max_length=64)
+    config = models.JSONField()
+    state = models.CharField(max_length=24, choices=VerificationState.choices, default=VerificationState.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(null=True, blank=True)
+    verdict = models.CharField(max_length=16, blank=True)  # verified | flagged, once done
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "config_hash"], name="verification_unique_config"),
+            models.CheckConstraint(condition=Q(done__lte=models.F("total")), name="verification_done_le_total"),
+        ]
+        indexes = [models.Index(fields=["state", "deadline_at"])]
+
+    def __str__(self) -> str:
+        return f"verification of {self.version} [{self.state}]"
+
+
+class Execution(models.Model):
+    """One sandbox run of one program against a version's tests. `key` is
+    SHA-256(version hash, solution digest, repeat, config hash): a redelivered
+    message finds the row instead of adding one."""
+
+    verification = models.ForeignKey(Verification, on_delete=models.CASCADE, related_name="executions")
+    key = models.CharField(max_length=64, unique=True)
+    role = models.CharField(max_length=16, choices=[(r, r) for r in ROLES])
+    subject = models.CharField(max_length=200)  # solution label, mutant digest or probe name
+    description = models.CharField(max_length=300, blank=True)
+    code = models.TextField()
+    solution_digest = models.CharField(max_length=64)
+    repeat = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=24, choices=[(s, s) for s in EXECUTION_STATUSES], default="pending")
+    result = models.JSONField(null=True, blank=True)
+    wall_s = models.FloatField(null=True, blank=True)
+    cpu_s = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    request_digest = models.CharField(max_length=64, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["verification_id", "role", "subject", "repeat"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=ROLES), name="execution_known_role"),
+            models.CheckConstraint(condition=Q(status__in=EXECUTION_STATUSES), name="execution_known_status"),
+        ]
+        indexes = [models.Index(fields=["verification", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}:{self.subject}#{self.repeat} [{self.status}]"
+
+
+class Flag(models.Model):
+    """Something a curator or reviewer must look at, said in a sentence."""
+
+    verification = models.ForeignKey(Verification, on_delete=models.CASCADE, related_name="flags")
+    code = models.CharField(max_length=32)
+    severity = models.CharField(max_length=8, choices=[("error", "error"), ("warning", "warning")])
+    message = models.TextField()
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["verification_id", "severity", "code"]
+        constraints = [models.UniqueConstraint(fields=["verification", "code"], name="flag_unique_code")]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.severity})"
+
+
+class MutantEquivalence(models.Model):
+    """A curator's mark that a surviving mutant behaves exactly like the reference:
+    it leaves the mutation score. Kept per task and mutant digest, so the mark
+    holds for later versions whose reference yields the same mutant."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="equivalent_mutants")
+    mutant_digest = models.CharField(max_length=64)
+    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "mutant_digest"], name="equivalence_unique_mutant")]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug}: mutant {self.mutant_digest[:12]} equivalent"

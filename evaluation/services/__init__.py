@@ -1,0 +1,24 @@
+"""Writes of the verification pipeline (DESIGN.md: services and selectors)."""
+
+from evaluation.services.config import VerifyConfig
+from evaluation.services.requests import mutant_mark_equivalent, verification_request
+from evaluation.services.verification import (
+    SandboxUnavailable,
+    execution_run,
+    verification_finish,
+    verification_plan,
+    verification_run_inline,
+    verifications_reap,
+)
+
+__all__ = [
+    "SandboxUnavailable",
+    "VerifyConfig",
+    "execution_run",
+    "mutant_mark_equivalent",
+    "verification_finish",
+    "verification_plan",
+    "verification_request",
+    "verification_run_inline",
+    "verifications_reap",
+]

@@ -1,0 +1,135 @@
+"""Flags: what a verification's figures mean for a curator, each in a sentence.
+
+Thresholds come from settings.VERIFICATION; an `error` flag sends the version to
+the review queue (flagged), a `warning` is shown on its report only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+DEFAULT_THRESHOLDS = {
+    "WEAK_TESTS_BELOW": 0.8,  # mutation score
+    "SLOW_HEADROOM_BELOW": 2.0,  # time limit / reference p95 wall time
+    "MIN_TESTS": 3,  # hidden + visible
+}
+FLAG_CODES = (
+    "REFERENCE_FAILS",
+    "FLAKY",
+    "WEAK_TESTS",
+    "HACKABLE",
+    "ADVERSARIAL_PASSES",
+    "SLOW_REFERENCE",
+    "TOO_FEW_TESTS",
+)
+
+
+@dataclass(frozen=True)
+class FoundFlag:
+    code: str
+    severity: str  # error | warning
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def thresholds() -> dict[str, Any]:
+    return {**DEFAULT_THRESHOLDS, **getattr(settings, "VERIFICATION", {}).get("THRESHOLDS", {})}
+
+
+def _value(rate: dict[str, Any] | None) -> float | None:
+    return None if rate is None else rate.get("value")
+
+
+def _count(rate: dict[str, Any] | None) -> tuple[int, int]:
+    return (0, 0) if rate is None else (int(rate.get("successes", 0)), int(rate.get("trials", 0)))
+
+
+def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
+    """The flags a version's summary (metrics.summarise) raises."""
+    limits = thresholds()
+    found: list[FoundFlag] = []
+    failed, runs = _count(summary.get("false_negative_rate"))
+    if failed:
+        found.append(
+            FoundFlag(
+                "REFERENCE_FAILS",
+                "error",
+                f"A reference solution failed {failed} of its {runs} runs: the tests or the reference "
+                "are wrong, and a correct rollout would be rewarded 0.",
+                {"failed": failed, "runs": runs},
+            )
+        )
+    flaky, subjects = _count(summary.get("flake_rate"))
+    if flaky:
+        found.append(
+            FoundFlag(
+                "FLAKY",
+                "error",
+                f"{flaky} of {subjects} solutions gave different verdicts on repeated runs (other seeds, "
+                "hash seeds or test orders): the reward is noisy.",
+                {"flaky": flaky},
+            )
+        )
+    passed, tried = _count(summary.get("adversarial_pass_rate"))
+    if passed:
+        found.append(
+            FoundFlag(
+                "ADVERSARIAL_PASSES",
+                "error",
+                f"A known-wrong (adversarial) solution passed {passed} of {tried} runs: the tests do not "
+                "catch the mistake it was written to show.",
+                {"passed": passed},
+            )
+        )
+    hacks = summary.get("probe_passes") or []
+    if hacks:
+        found.append(
+            FoundFlag(
+                "HACKABLE",
+                "error",
+                f"{len(hacks)} reward-hacking probe(s) passed ({', '.join(hacks[:5])}): a policy could "
+                "earn the reward without solving the task.",
+                {"probes": hacks},
+            )
+        )
+    score = _value(summary.get("mutation_score"))
+    killed, counted = _count(summary.get("mutation_score"))
+    if score is not None and score < limits["WEAK_TESTS_BELOW"]:
+        survivors = summary.get("surviving_mutants") or []
+        found.append(
+            FoundFlag(
+                "WEAK_TESTS",
+                "error",
+                f"The tests kill only {killed} of {counted} mutants of the reference ({score:.0%}, "
+                f"below {limits['WEAK_TESTS_BELOW']:.0%}): small bugs go unnoticed. Read the surviving "
+                "mutants and add tests, or mark one equivalent.",
+                {"score": score, "surviving": len(survivors)},
+            )
+        )
+    runtime = summary.get("runtime") or {}
+    headroom = runtime.get("headroom")
+    if headroom is not None and headroom < limits["SLOW_HEADROOM_BELOW"]:
+        found.append(
+            FoundFlag(
+                "SLOW_REFERENCE",
+                "warning",
+                f"The reference's slower runs (p95) take {runtime.get('p95', 0):.2f} s of a "
+                f"{runtime.get('time_limit_s', 0):g} s limit, less than {limits['SLOW_HEADROOM_BELOW']:g}x headroom: "
+                "on a loaded machine a correct rollout could time out.",
+                {"headroom": headroom},
+            )
+        )
+    tests = len(version.hidden_tests) + len(version.visible_tests)
+    if tests < limits["MIN_TESTS"]:
+        found.append(
+            FoundFlag(
+                "TOO_FEW_TESTS",
+                "warning",
+                f"The suite has {tests} test(s), fewer than {limits['MIN_TESTS']}.",
+                {"tests": tests},
+            )
+        )
+    return found

@@ -1,0 +1,333 @@
+"""Verifying a task version: plan its executions, run each in a sandbox, then score,
+flag and move the version to verified or flagged.
+
+Every step is idempotent, so a redelivered or repeated message is harmless:
+planning finds the existing verification and executions by their keys, an
+execution is claimed with a conditional update before it runs, and finishing
+is claimed the same way so it happens once.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from evaluation import metrics, mutation, probes
+from evaluation.models import Execution, Flag, MutantEquivalence, Verification, VerificationState
+from evaluation.requests import run_request_for
+from evaluation.sandbox import engine
+from evaluation.sandbox.errors import PoolBusy
+from evaluation.sandbox.types import Status
+from evaluation.services.config import VerifyConfig, code_digest, execution_key
+from evaluation.services.flags import flags_for
+from tasks_app.models import State, TaskVersion
+from tasks_app.services import task_transition
+
+FINAL = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "sandbox_error")
+# An execution "running" for longer than its limit plus this was lost with its worker.
+STALE_AFTER_S = 120.0
+OUTPUT_KEPT = 4000
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox could not run an execution (busy pool, backend down): retry later."""
+
+
+def worker_name() -> str:
+    import os
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# -- planning ---------------------------------------------------------------------------------
+
+
+def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]:
+    """Every execution the configuration asks for, in a stable order."""
+    solutions = list(version.solutions.all().order_by("role", "label"))
+    items: list[dict[str, Any]] = []
+    for solution in solutions:
+        for repeat in range(config.repeats):
+            items.append(
+                {
+                    "role": solution.role,
+                    "subject": solution.label,
+                    "description": solution.note[:300],
+                    "code": solution.code,
+                    "repeat": repeat,
+                    "seed": repeat,
+                }
+            )
+    references = [s for s in solutions if s.role == "reference"]
+    if references and config.mutants:
+        for mutant in mutation.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
+            items.append(
+                {
+                    "role": "mutant",
+                    "subject": mutant.digest,
+                    "description": mutant.description[:300],
+                    "code": mutant.source,
+                    "repeat": 0,
+                    "seed": 0,
+                }
+            )
+    if config.probes:
+        found = probes.probes_for(
+            suite_kind=version.suite_kind,
+            entry_point=version.entry_point,
+            visible_tests=list(version.visible_tests),
+            statement=version.statement,
+        )
+        for probe in found:
+            items.append(
+                {
+                    "role": "probe",
+                    "subject": probe.name,
+                    "description": probe.description[:300],
+                    "code": probe.code,
+                    "repeat": 0,
+                    "seed": 0,
+                }
+            )
+    return items
+
+
+def verification_plan(
+    *, version: TaskVersion, config: VerifyConfig | None = None, requested_by: Any = None, force: bool = False
+) -> tuple[Verification, list[int]]:
+    """The verification of `version` under `config` and the ids of the executions
+    still to run. An unchanged version under an unchanged configuration is the
+    same verification: once done it runs nothing (unless `force`)."""
+    config = config or VerifyConfig.from_settings()
+    config_hash = config.hash()
+    verification = Verification.objects.filter(version=version, config_hash=config_hash).first()
+    if verification is None:
+        try:
+            with transaction.atomic():
+                verification = Verification.objects.create(
+                    version=version, config_hash=config_hash, config=config.canonical(), requested_by=requested_by
+                )
+        except IntegrityError:  # planned at the same moment elsewhere
+            verification = Verification.objects.get(version=version, config_hash=config_hash)
+    if verification.state == VerificationState.DONE and not force:
+        return verification, []
+    rows = [
+        Execution(
+            verification=verification,
+            key=execution_key(
+                version_hash=version.content_hash,
+                solution_digest=code_digest(item["code"]),
+                repeat=item["repeat"],
+                config_hash=config_hash,
+            ),
+            solution_digest=code_digest(item["code"]),
+            **item,
+        )
+        for item in _planned(version, config)
+    ]
+    Execution.objects.bulk_create(rows, ignore_conflicts=True)  # the key makes a replan a no-op
+    if force:
+        verification.executions.update(status="pending", result=None, started_at=None, finished_at=None)
+        Flag.objects.filter(verification=verification).delete()
+    total = verification.executions.count()
+    deadline = timezone.now() + timedelta(seconds=_deadline_s(version, total))
+    Verification.objects.filter(pk=verification.pk).update(
+        total=total,
+        state=VerificationState.RUNNING,
+        started_at=timezone.now(),
+        deadline_at=deadline,
+        finished_at=None,
+        **({"verdict": "", "summary": None, "done": 0} if force else {}),
+    )
+    verification.refresh_from_db()
+    todo = list(verification.executions.exclude(status__in=FINAL[:-1]).values_list("pk", flat=True))
+    return verification, todo
+
+
+def _deadline_s(version: TaskVersion, total: int) -> float:
+    """Long enough for every execution to run one after another, with room to spare."""
+    return 600.0 + total * (float(version.time_limit_s) + 5.0)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def execution_run(*, execution_id: int, worker: str | None = None, backend: str | None = None) -> Execution:
+    """Run one execution if nobody else is running it, and record its result.
+
+    Steps: claim it (pending, a sandbox_error being retried, or running past its
+    staleness limit: its worker died); build the request from the version; run
+    it; save the result; update the verification's progress. Raises
+    SandboxUnavailable when the sandbox could not run it, after recording why.
+    """
+    now = timezone.now()
+    execution = Execution.objects.select_related("verification__version").get(pk=execution_id)
+    version = execution.verification.version
+    stale = now - timedelta(seconds=float(version.time_limit_s) + STALE_AFTER_S)
+    claimable = Q(status="pending") | Q(status="sandbox_error") | Q(status="running", started_at__lt=stale)
+    claimed = Execution.objects.filter(claimable, pk=execution_id).update(
+        status="running", started_at=now, worker=worker or worker_name(), attempts=F("attempts") + 1
+    )
+    if not claimed:
+        return execution  # done already, or running elsewhere
+    request = run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat)
+    config = execution.verification.config or {}
+    try:
+        result = engine.run(request, backend=backend or config.get("backend") or None)
+    except PoolBusy as exc:
+        Execution.objects.filter(pk=execution_id, status="running").update(status="pending", started_at=None)
+        raise SandboxUnavailable(str(exc)) from exc
+    payload = result.as_dict()
+    for stream in ("stdout", "stderr"):
+        payload[stream] = payload[stream][:OUTPUT_KEPT]
+    payload["request_digest"] = engine.request_digest(request)
+    Execution.objects.filter(pk=execution_id).update(
+        status=str(result.status),
+        result=payload,
+        wall_s=result.wall_s,
+        cpu_s=result.cpu_s,
+        request_digest=payload["request_digest"],
+        finished_at=timezone.now(),
+    )
+    _count_progress(execution.verification_id)
+    execution.refresh_from_db()
+    if result.status == Status.SANDBOX_ERROR:
+        raise SandboxUnavailable(result.message or "the sandbox failed")
+    return execution
+
+
+def _count_progress(verification_id: int) -> None:
+    """Recount rather than increment: a redelivered execution must not count twice."""
+    done = Execution.objects.filter(verification_id=verification_id, status__in=FINAL).exclude(status="sandbox_error")
+    Verification.objects.filter(pk=verification_id).update(done=done.count())
+
+
+# -- finishing --------------------------------------------------------------------------------
+
+
+def outcomes_of(verification: Verification) -> list[metrics.Outcome]:
+    equivalent = set(
+        MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
+    )
+    return [
+        metrics.Outcome(
+            role=role,
+            subject=subject,
+            repeat=repeat,
+            status=status,
+            wall_s=wall_s or 0.0,
+            equivalent=role == "mutant" and subject in equivalent,
+        )
+        for role, subject, repeat, status, wall_s in verification.executions.values_list(
+            "role", "subject", "repeat", "status", "wall_s"
+        )
+    ]
+
+
+def verification_finish(*, verification_id: int) -> Verification:
+    """Score, flag and decide, once every execution has a final status.
+
+    An execution left with sandbox_error makes the verification an
+    infrastructure error (retried later), never a flag on the task."""
+    verification = Verification.objects.select_related("version__task").get(pk=verification_id)
+    counts = dict(verification.executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    if counts.get("pending") or counts.get("running"):
+        return verification
+    if counts.get("sandbox_error"):
+        Verification.objects.filter(pk=verification_id).exclude(state=VerificationState.DONE).update(
+            state=VerificationState.INFRASTRUCTURE_ERROR
+        )
+        verification.refresh_from_db()
+        return verification
+    version = verification.version
+    summary = metrics.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
+    found = flags_for(summary, version=version)
+    verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"
+    with transaction.atomic():
+        claimed = (
+            Verification.objects.filter(pk=verification_id)
+            .exclude(state=VerificationState.DONE)
+            .update(
+                state=VerificationState.DONE,
+                summary=summary,
+                verdict=verdict,
+                finished_at=timezone.now(),
+                done=F("total"),
+            )
+        )
+        if not claimed:
+            verification.refresh_from_db()
+            return verification  # finished by another worker
+        Flag.objects.filter(verification_id=verification_id).delete()
+        Flag.objects.bulk_create(
+            Flag(
+                verification_id=verification_id, code=f.code, severity=f.severity, message=f.message, details=f.details
+            )
+            for f in found
+        )
+        _decide(version, verdict)
+    verification.refresh_from_db()
+    return verification
+
+
+def _decide(version: TaskVersion, verdict: str) -> None:
+    """Move the task, if this version is still the one waiting for a verdict."""
+    task = version.task
+    task.refresh_from_db()
+    if task.state != State.SUBMITTED or task.latest_version_id != version.pk:
+        return  # withdrawn, edited or decided meanwhile: the verdict is kept on the version only
+    note = "verification found no blocking problem" if verdict == "verified" else "verification raised flags"
+    task_transition(
+        actor=None, task=task, to_state=State.VERIFIED if verdict == "verified" else State.FLAGGED, note=note
+    )
+
+
+# -- the whole thing, in-process (CLI --sync, tests) ---------------------------------------------
+
+
+def verification_run_inline(
+    *, version: TaskVersion, config: VerifyConfig | None = None, workers: int = 2, force: bool = False
+) -> Verification:
+    """Plan, run every execution with `workers` threads, and finish: the pipeline
+    without a broker, for the command line and tests."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    verification, todo = verification_plan(version=version, config=config, force=force)
+
+    def one(execution_id: int) -> None:
+        try:
+            execution_run(execution_id=execution_id)
+        except SandboxUnavailable:
+            pass  # recorded on the execution; finishing reports the infrastructure error
+        finally:
+            connections.close_all()  # this thread's own connection: a pool thread must not leak it
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        list(pool.map(one, todo))
+    return verification_finish(verification_id=verification.pk)
+
+
+def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
+    """Verifications "running" past their deadline: give each a new deadline and
+    return the executions to enqueue again (pending, or claimed by a dead worker)."""
+    now = now or timezone.now()
+    resumed = []
+    for verification in Verification.objects.filter(state=VerificationState.RUNNING, deadline_at__lt=now):
+        todo = list(verification.executions.exclude(status__in=FINAL[:-1]).values_list("pk", flat=True))
+        Verification.objects.filter(pk=verification.pk).update(
+            deadline_at=now + timedelta(seconds=_deadline_s(verification.version, len(todo) or 1))
+        )
+        resumed.append((verification.pk, todo))
+    return resumed
+
+
+def config_with(**overrides: Any) -> VerifyConfig:
+    return replace(VerifyConfig.from_settings(), **overrides)

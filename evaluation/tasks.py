@@ -1,0 +1,81 @@
+"""Celery tasks of the verification pipeline: thin wrappers around the services.
+
+Executions go to the `sandbox` queue (workers on machines with sandboxes);
+planning and finishing go to the default queue. Every task is idempotent, and
+acks late: a worker killed mid-run leaves its message to be delivered again.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.contrib.auth import get_user_model
+
+from evaluation.models import Execution
+from evaluation.services import (
+    SandboxUnavailable,
+    execution_run,
+    verification_finish,
+    verification_plan,
+    verifications_reap,
+)
+from evaluation.services.config import VerifyConfig
+from tasks_app.models import TaskVersion
+
+SANDBOX_QUEUE = "sandbox"
+
+
+@shared_task(name="evaluation.verify_version", acks_late=True, reject_on_worker_lost=True)
+def verify_version(version_id: int, force: bool = False, requested_by_id: int | None = None) -> int:
+    """Plan a version's verification and fan its executions out to the sandbox queue."""
+    version = TaskVersion.objects.get(pk=version_id)
+    requested_by = get_user_model().objects.filter(pk=requested_by_id).first() if requested_by_id else None
+    verification, todo = verification_plan(
+        version=version, config=VerifyConfig.from_settings(), force=force, requested_by=requested_by
+    )
+    enqueue_executions(verification.pk, todo)
+    return verification.pk
+
+
+def enqueue_executions(verification_id: int, execution_ids: list[int]) -> None:
+    if not execution_ids:
+        finish_verification.delay(verification_id)
+        return
+    for execution_id in execution_ids:
+        run_execution.apply_async((execution_id,), queue=SANDBOX_QUEUE)
+
+
+@shared_task(
+    name="evaluation.run_execution",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(SandboxUnavailable,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def run_execution(self, execution_id: int) -> str:
+    """Run one execution; retried with backoff only when the sandbox failed."""
+    try:
+        execution = execution_run(execution_id=execution_id, worker=self.request.hostname or None)
+    except SandboxUnavailable:
+        # Let the verification show "infrastructure error" while this waits for its retry.
+        verification_finish(verification_id=Execution.objects.get(pk=execution_id).verification_id)
+        raise
+    verification = verification_finish(verification_id=execution.verification_id)
+    return f"{execution.status} ({verification.state} {verification.done}/{verification.total})"
+
+
+@shared_task(name="evaluation.finish_verification", acks_late=True)
+def finish_verification(verification_id: int) -> str:
+    return verification_finish(verification_id=verification_id).state
+
+
+@shared_task(name="evaluation.reap_verifications")
+def reap_verifications() -> int:
+    """Periodic (beat): resume verifications stuck past their deadline."""
+    resumed = verifications_reap()
+    for verification_id, todo in resumed:
+        enqueue_executions(verification_id, todo)
+    return len(resumed)

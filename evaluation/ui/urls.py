@@ -1,0 +1,11 @@
+from django.urls import path
+
+from evaluation.ui import views
+
+app_name = "verification"
+urlpatterns = [
+    path("t/<slug:slug>/versions/<int:number>/verification/", views.report, name="report"),
+    path("t/<slug:slug>/versions/<int:number>/verification/progress/", views.progress, name="progress"),
+    path("t/<slug:slug>/versions/<int:number>/verification/run/", views.rerun, name="rerun"),
+    path("t/<slug:slug>/mutants/<str:digest>/equivalent/", views.mark_equivalent, name="mark-equivalent"),
+]

@@ -1,0 +1,74 @@
+"""The verification report of a version, its live progress, re-verify, and marking a
+surviving mutant equivalent. Thin: selectors and services do the work."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from evaluation import selectors
+from evaluation.services import mutant_mark_equivalent, verification_request
+from tasks_app import selectors as task_selectors
+from tasks_app.ui.views.common import domain_errors
+
+ROLES = ("reference", "adversarial", "mutant", "probe")
+
+
+def _version(slug: str, number: int) -> tuple:
+    task = task_selectors.task_get(slug=slug)
+    return task, task_selectors.task_version_get(task=task, number=number)
+
+
+@login_required
+@require_GET
+@domain_errors
+def report(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    task, version = _version(slug, number)
+    verification = selectors.latest_verification(version)
+    role = request.GET.get("role", "") if request.GET.get("role", "") in ROLES else ""
+    status = request.GET.get("status", "")
+    context = {"task": task, "version": version, "verification": verification, "role": role, "status": status,
+               "roles": ROLES}  # fmt: skip
+    if verification is not None:
+        context.update(selectors.verification_report(verification, role=role, status=status))
+    return render(request, "evaluation/verification_report.html", context)
+
+
+@login_required
+@require_GET
+@domain_errors
+def progress(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """The progress fragment the report polls while a verification runs."""
+    task, version = _version(slug, number)
+    verification = selectors.latest_verification(version)
+    response = render(request, "evaluation/_progress.html", {"task": task, "version": version,
+                                                              "verification": verification})  # fmt: skip
+    if verification is not None and verification.state not in ("queued", "running"):
+        response["HX-Refresh"] = "true"  # finished: reload once to show the whole report
+    return response
+
+
+@login_required
+@require_POST
+@domain_errors
+def rerun(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    task, version = _version(slug, number)
+    verification_request(actor=request.user, version=version, force=request.POST.get("force") == "1")
+    messages.success(request, f"Verification of {task.slug} v{version.number} queued.")
+    return redirect("verification:report", slug=slug, number=number)
+
+
+@login_required
+@require_POST
+@domain_errors
+def mark_equivalent(request: HttpRequest, slug: str, digest: str) -> HttpResponse:
+    task = task_selectors.task_get(slug=slug)
+    mutant_mark_equivalent(actor=request.user, task=task, mutant_digest=digest, note=request.POST.get("note", ""))
+    messages.success(request, "Marked equivalent: it no longer counts in the mutation score once re-verified.")
+    number = request.POST.get("version", "")
+    if number.isdigit():
+        return redirect("verification:report", slug=slug, number=int(number))
+    return redirect("ui:task-detail", slug=slug)

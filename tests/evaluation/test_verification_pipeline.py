@@ -1,0 +1,152 @@
+"""The verification pipeline, run in-process against the real bwrap sandbox:
+plan, execute, score, flag, decide; idempotent; sandbox failures kept apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
+from evaluation.services import VerifyConfig, execution_run, verification_plan, verification_run_inline
+from tasks_app.models import State
+from tasks_app.services import task_submit
+from tests.factories import make_task
+
+from .conftest import needs_bwrap
+
+# Committed for real (the pipeline runs executions on other threads); serialized rollback
+# puts the seeded rows (roles, content types) back for the tests after.
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), needs_bwrap]
+
+SMALL = VerifyConfig(repeats=2, mutants=8, mutation_seed=0, probes=True, backend="bwrap")
+STRONG_TESTS = [f"assert clamp({v}, 0, 10) == {min(max(v, 0), 10)}" for v in (-5, -1, 0, 1, 5, 9, 10, 11, 50)]
+CLAMP = """\
+def clamp(x, low, high):
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+"""
+
+
+def _submitted(owner, **overrides):
+    task = make_task(owner=owner, **overrides)
+    task_submit(actor=owner, task=task)
+    task.refresh_from_db()
+    return task
+
+
+def _clamp_task(owner, *, hidden, slug="clamp", adversarial="def clamp(x, low, high):\n    return max(low, x)\n"):
+    solutions = [{"role": "reference", "label": "ref", "code": CLAMP}]
+    if adversarial:
+        solutions.append({"role": "adversarial", "label": "no-upper-bound", "code": adversarial})
+    return _submitted(
+        owner,
+        slug=slug,
+        title="Clamp",
+        entry_point="clamp",
+        statement="Clamp x into [low, high].",
+        starter_code="def clamp(x, low, high):\n    ...\n",
+        visible_tests=["assert clamp(3, 0, 10) == 3"],
+        hidden_tests=hidden,
+        solutions=solutions,
+        time_limit_s=2,
+    )
+
+
+def test_a_sound_task_is_verified_with_every_figure(curator):
+    task = _clamp_task(curator, hidden=STRONG_TESTS)
+    verification = verification_run_inline(version=task.latest_version, config=SMALL)
+
+    assert verification.state == VerificationState.DONE and verification.verdict == "verified"
+    task.refresh_from_db()
+    assert task.state == State.VERIFIED
+    assert set(verification.executions.values_list("role", flat=True)) == {
+        "reference",
+        "adversarial",
+        "mutant",
+        "probe",
+    }
+    assert verification.executions.filter(role="reference").count() == 2  # R runs each
+    summary = verification.summary
+    assert summary["false_negative_rate"]["value"] == 0.0
+    assert summary["adversarial_pass_rate"]["value"] == 0.0
+    assert summary["probe_passes"] == []
+    assert summary["mutation_score"]["value"] >= 0.8
+    assert 0.0 <= summary["reward_noise"]["low"] <= summary["reward_noise"]["value"] <= summary["reward_noise"]["high"]
+    assert not verification.flags.filter(severity="error").exists()
+    assert set(verification.executions.values_list("status", flat=True)) <= {
+        "passed",
+        "failed",
+        "error",
+        "timeout",
+        "memory_exceeded",
+        "output_exceeded",
+    }
+    assert all(e.worker and e.request_digest for e in verification.executions.all())
+
+
+def test_weak_tests_and_a_passing_adversarial_are_flagged(curator):
+    task = _clamp_task(curator, hidden=["assert clamp(3, 0, 10) == 3"], slug="weak-clamp")
+    verification = verification_run_inline(version=task.latest_version, config=SMALL)
+
+    codes = set(verification.flags.values_list("code", flat=True))
+    assert {"WEAK_TESTS", "ADVERSARIAL_PASSES", "TOO_FEW_TESTS"} <= codes
+    assert verification.verdict == "flagged"
+    task.refresh_from_db()
+    assert task.state == State.FLAGGED
+    weak = verification.flags.get(code="WEAK_TESTS")
+    assert "mutants" in weak.message and weak.details["surviving"] > 0
+
+
+def test_a_hackable_suite_is_flagged_hackable(curator):
+    task = _clamp_task(curator, hidden=["assert clamp(3, 0, 10) is not None"], slug="hackable", adversarial="")
+    verification = verification_run_inline(version=task.latest_version, config=SMALL)
+    flag = verification.flags.get(code="HACKABLE")
+    assert flag.severity == "error" and flag.details["probes"]
+
+
+def test_verifying_again_is_a_cache_hit_and_a_redelivered_execution_runs_nothing(curator):
+    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="idempotent")
+    first = verification_run_inline(version=task.latest_version, config=SMALL)
+    rows = Execution.objects.count()
+
+    again, todo = verification_plan(version=task.latest_version, config=SMALL)
+    assert again.pk == first.pk and todo == [] and Execution.objects.count() == rows
+    done = first.executions.first()
+    assert execution_run(execution_id=done.pk).attempts == done.attempts  # claimed by nobody: nothing ran
+    other = VerifyConfig(repeats=3, mutants=8, backend="bwrap")
+    assert verification_plan(version=task.latest_version, config=other)[0].pk != first.pk
+
+
+def test_an_equivalent_mutant_leaves_the_score(curator):
+    task = _clamp_task(curator, hidden=["assert clamp(3, 0, 10) == 3"], slug="equivalence")
+    verification = verification_run_inline(version=task.latest_version, config=SMALL)
+    score = verification.summary["mutation_score"]
+    survivor = verification.summary["surviving_mutants"][0]
+    MutantEquivalence.objects.create(task=task, mutant_digest=survivor, marked_by=curator, note="same behaviour")
+    again = verification_run_inline(version=task.latest_version, config=SMALL, force=True)
+    assert again.summary["mutation_score"]["trials"] == score["trials"] - 1
+    assert survivor not in again.summary["surviving_mutants"]
+
+
+def test_an_unavailable_sandbox_is_an_infrastructure_error_never_a_flag(curator, monkeypatch):
+    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="infra")
+    monkeypatch.setenv("SANDBOX_PYTHON", "/nonexistent/python3")  # every sandbox fails to start
+    from evaluation.sandbox import engine
+
+    engine.close_pools()
+    broken = verification_run_inline(version=task.latest_version, config=SMALL)
+    assert broken.state == VerificationState.INFRASTRUCTURE_ERROR
+    assert not broken.flags.exists() and broken.verdict == ""
+    assert set(broken.executions.values_list("status", flat=True)) == {"sandbox_error"}
+    task.refresh_from_db()
+    assert task.state == State.SUBMITTED  # no verdict on the task from a broken sandbox
+
+    monkeypatch.delenv("SANDBOX_PYTHON")
+    engine.close_pools()
+    resumed = verification_run_inline(version=task.latest_version, config=SMALL)  # the retry resumes it
+    assert resumed.pk == broken.pk and resumed.state == VerificationState.DONE
+    assert Verification.objects.count() == 1
+    task.refresh_from_db()
+    assert task.state == State.VERIFIED
