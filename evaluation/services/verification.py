@@ -176,7 +176,9 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     )
     if not claimed:
         return execution  # done already, or running elsewhere
-    request = run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat)
+    request = _capped(
+        run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat), execution.role
+    )
     config = execution.verification.config or {}
     try:
         result = engine.run(request, backend=backend or config.get("backend") or None)
@@ -200,6 +202,20 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     if result.status == Status.SANDBOX_ERROR:
         raise SandboxUnavailable(result.message or "the sandbox failed")
     return execution
+
+
+# Known-wrong programs run under shorter limits: whether a probe that sleeps, or a
+# mutant that loops, is stopped after 2 s or after the task's full limit tells
+# nothing more, and at the full limit they would dominate a verification's cost.
+# A correct but slow mutant (rare) then counts as killed; the report says so.
+CAPPED_WALL_S = {"probe": 2.0, "mutant": 5.0}
+
+
+def _capped(request: Any, role: str) -> Any:
+    cap = CAPPED_WALL_S.get(role)
+    if cap is None or request.limits.wall_s <= cap:
+        return request
+    return replace(request, limits=replace(request.limits, wall_s=cap, cpu_s=min(request.limits.cpu_s, cap)))
 
 
 def _count_progress(verification_id: int) -> None:
