@@ -255,12 +255,16 @@ class TransitionListView(generics.GenericAPIView):
     @extend_schema(
         request=s.TransitionInput,
         responses={201: s.TransitionOut, **errors(400, 401, 403, 404, 409)},
-        description="Approving or rejecting needs the 'review' scope; other moves need 'write'.",
+        description="Approving, rejecting or requesting changes (a verified or flagged task back to draft) "
+        "needs the 'review' scope; other moves need 'write'.",
     )
     def post(self, request: Request, slug: str) -> Response:
         data = _parse(s.TransitionInput, request)
-        require_scope(request, "review" if data["to_state"] in (State.APPROVED, State.REJECTED) else "write")
         task = selectors.task_get(slug=slug)
+        reviewing = data["to_state"] in (State.APPROVED, State.REJECTED) or (
+            data["to_state"] == State.DRAFT and task.state in (State.VERIFIED, State.FLAGGED)
+        )
+        require_scope(request, "review" if reviewing else "write")
         transition = services.task_transition(
             actor=request.user, task=task, to_state=data["to_state"], note=data["note"]
         )

@@ -18,7 +18,8 @@ MAX_NOTE = 4000
 # to_state -> the states it may be reached from.
 ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     State.SUBMITTED: (State.DRAFT,),
-    State.DRAFT: (State.SUBMITTED, State.RETIRED),  # withdraw, restore
+    # withdraw, restore, and a reviewer's "request changes" on a verified or flagged version
+    State.DRAFT: (State.SUBMITTED, State.RETIRED, State.VERIFIED, State.FLAGGED),
     State.VERIFIED: (State.SUBMITTED,),
     State.FLAGGED: (State.SUBMITTED,),
     State.APPROVED: (State.VERIFIED, State.FLAGGED),
@@ -67,9 +68,11 @@ def _check_permission(actor: Any, task: Task, to_state: str) -> None:
         return
     if actor is None:
         raise PermissionDenied("The system may only mark tasks verified or flagged.")
-    if to_state in (State.APPROVED, State.REJECTED):
+    if to_state in (State.APPROVED, State.REJECTED) or (
+        to_state == State.DRAFT and task.state in (State.VERIFIED, State.FLAGGED)
+    ):
         if not has_role(actor, REVIEWER):
-            raise PermissionDenied("Only reviewers approve or reject tasks.")
+            raise PermissionDenied("Only reviewers approve, reject or request changes.")
         if actor.pk in unreviewed_authors(task):
             raise PermissionDenied(
                 "Four eyes: you authored a version under review, so another reviewer must decide.",
@@ -99,6 +102,18 @@ def _check_preconditions(task: Task, to_state: str, note: str) -> None:
     if to_state == State.REJECTED and not note.strip():
         raise ValidationFailed(
             "Say why the task is rejected.", details={"note": ["A note is required to reject."]}, code="note_required"
+        )
+    if to_state == State.APPROVED and task.state == State.FLAGGED and not note.strip():
+        raise ValidationFailed(
+            "Approving a flagged task waives its flags: say why they are acceptable.",
+            details={"note": ["A waiver note is required to approve a flagged task."]},
+            code="waiver_required",
+        )
+    if to_state == State.DRAFT and task.state in (State.VERIFIED, State.FLAGGED) and not note.strip():
+        raise ValidationFailed(
+            "Say what should change.",
+            details={"note": ["A note is required to request changes."]},
+            code="note_required",
         )
 
 

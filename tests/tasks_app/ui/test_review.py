@@ -115,7 +115,7 @@ def test_transitions_are_post_only(client_for, curator):
 
 
 def test_a_reviewer_approves_from_the_task_page_in_one_click(client_for, curator, reviewer):
-    task = in_review(owner=curator, state=State.FLAGGED)
+    task = in_review(owner=curator)  # verified: one click (a flagged one needs a waiver note)
     client = client_for(reviewer)
     html = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
     assert 'value="approved"' in html and 'value="rejected"' in html and 'id="review-note"' in html
@@ -157,3 +157,33 @@ def test_the_batched_four_eyes_check_agrees_with_the_single_one(curator, curator
     batched = unreviewed_authors_by_task([a, b])
     assert batched == {a.pk: unreviewed_authors(a), b.pk: unreviewed_authors(b)}
     assert batched[b.pk] == {curator.pk, curator_reviewer.pk}
+
+
+def test_approving_a_flagged_task_needs_a_waiver_note(client_for, curator, reviewer):
+    task = in_review(owner=curator, state=State.FLAGGED)
+    client = client_for(reviewer)
+    refused = client.post(transition_url(), {"to_state": "approved", "return_to": "review"})
+    assert refused.status_code == 400
+    assert "A waiver note is required to approve a flagged task." in refused.content.decode()
+    task.refresh_from_db()
+    assert task.state == State.FLAGGED
+    client.post(transition_url(), {"to_state": "approved", "note": "WEAK_TESTS: the survivors are equivalent."})
+    task.refresh_from_db()
+    assert task.state == State.APPROVED
+    assert task.transitions.first().note == "WEAK_TESTS: the survivors are equivalent."
+
+
+def test_a_reviewer_requests_changes_with_a_note_and_the_author_cannot(client_for, curator, reviewer, curator_reviewer):
+    task = in_review(owner=curator, state=State.FLAGGED)
+    client = client_for(reviewer)
+    assert 'value="draft"' in client.get(QUEUE).content.decode()
+    refused = client.post(transition_url(), {"to_state": "draft", "return_to": "review"})
+    assert refused.status_code == 400 and "A note is required to request changes." in refused.content.decode()
+    client.post(transition_url(), {"to_state": "draft", "note": "Add a test for empty input."})
+    task.refresh_from_db()
+    assert task.state == State.DRAFT and task.transitions.first().note == "Add a test for empty input."
+    own = in_review(owner=curator_reviewer, slug="own-work", state=State.FLAGGED)
+    answer = client_for(curator_reviewer).post(transition_url("own-work"), {"to_state": "draft", "note": "mine"})
+    assert answer.status_code == 403
+    own.refresh_from_db()
+    assert own.state == State.FLAGGED
