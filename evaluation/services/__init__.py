@@ -1,7 +1,7 @@
 """Writes of the verification pipeline (DESIGN.md: services and selectors)."""
 
 from evaluation.services.config import VerifyConfig
-from evaluation.services.requests import mutant_mark_equivalent, verification_request
+from evaluation.services.requests import mutant_mark_equivalent, verification_request, verifications_request_many
 from evaluation.services.verification import (
     SandboxUnavailable,
     execution_run,
@@ -21,4 +21,5 @@ __all__ = [
     "verification_request",
     "verification_run_inline",
     "verifications_reap",
+    "verifications_request_many",
 ]

@@ -41,3 +41,16 @@ def mutant_mark_equivalent(*, actor: Any, task: Task, mutant_digest: str, note: 
         task=task, mutant_digest=mutant_digest, defaults={"marked_by": actor, "note": note.strip()}
     )
     return mark
+
+
+def verifications_request_many(*, actor: Any, tasks: Any) -> int:
+    """Queue a verification of the latest version of each task (retired ones left
+    out), after this transaction commits. Returns how many were queued."""
+    if not has_role(actor, CURATOR, REVIEWER):
+        raise PermissionDenied("Only curators and reviewers start verifications.")
+    from evaluation.tasks import verify_version
+
+    ids = list(tasks.exclude(state="retired").exclude(latest_version=None).values_list("latest_version_id", flat=True))
+    actor_id = actor.pk
+    transaction.on_commit(lambda: [verify_version.delay(i, requested_by_id=actor_id) for i in ids])
+    return len(ids)

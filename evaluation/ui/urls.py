@@ -4,6 +4,7 @@ from evaluation.ui import views
 
 app_name = "verification"
 urlpatterns = [
+    path("verification/bulk/", views.bulk_verify, name="bulk"),
     path("t/<slug:slug>/versions/<int:number>/verification/", views.report, name="report"),
     path("t/<slug:slug>/versions/<int:number>/verification/progress/", views.progress, name="progress"),
     path("t/<slug:slug>/versions/<int:number>/verification/run/", views.rerun, name="rerun"),

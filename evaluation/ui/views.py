@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluation import selectors
-from evaluation.services import mutant_mark_equivalent, verification_request
+from evaluation.services import mutant_mark_equivalent, verification_request, verifications_request_many
 from tasks_app import selectors as task_selectors
+from tasks_app.selectors import TaskFilters
 from tasks_app.ui.views.common import domain_errors
 
 ROLES = ("reference", "adversarial", "mutant", "probe")
@@ -72,3 +74,21 @@ def mark_equivalent(request: HttpRequest, slug: str, digest: str) -> HttpRespons
     if number.isdigit():
         return redirect("verification:report", slug=slug, number=int(number))
     return redirect("ui:task-detail", slug=slug)
+
+
+@login_required
+@require_POST
+@domain_errors
+def bulk_verify(request: HttpRequest) -> HttpResponse:
+    """Verify every task the list's filter matches: first a confirmation with the
+    count, then (confirm=1) queue them. The filter is applied afresh at each step."""
+    filters = TaskFilters.from_params(QueryDict(request.POST.get("filters", "")))
+    tasks = task_selectors.task_list(filters=filters)
+    if request.POST.get("confirm") != "1":
+        context = {"count": tasks.exclude(state="retired").count(), "filters": request.POST.get("filters", "")}
+        return render(request, "evaluation/bulk_confirm.html", context)
+    queued = verifications_request_many(actor=request.user, tasks=tasks)
+    messages.success(request, f"Queued {queued} verification(s); each task's report shows its progress.")
+    return redirect(
+        reverse("ui:task-list") + (f"?{request.POST.get('filters')}" if request.POST.get("filters") else "")
+    )

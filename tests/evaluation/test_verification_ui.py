@@ -90,3 +90,19 @@ def test_only_curators_and_reviewers_start_verifications(client, django_capture_
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         answer = client.post(reverse("verification:rerun", args=[task.slug, 1]))
     assert answer.status_code == 403 and callbacks == []
+
+
+@pytest.mark.django_db
+def test_verify_all_matching_a_filter_confirms_the_count_then_queues_each(
+    client, curator, django_capture_on_commit_callbacks
+):
+    for slug, tags in (("one", ["arithmetic"]), ("two", ["arithmetic"]), ("other", ["strings"])):
+        make_task(owner=curator, slug=slug, tags=tags)
+    client.force_login(curator)
+    listing = client.get(reverse("ui:task-list"), {"tag": "arithmetic"}).content.decode()
+    assert reverse("verification:bulk") in listing and "Verify all 2 matching" in listing
+    confirm = client.post(reverse("verification:bulk"), {"filters": "tag=arithmetic"})
+    assert "Verify 2 tasks" in confirm.content.decode()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        done = client.post(reverse("verification:bulk"), {"filters": "tag=arithmetic", "confirm": "1"})
+    assert done.status_code == 302 and len(callbacks) == 1
