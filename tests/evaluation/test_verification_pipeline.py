@@ -150,3 +150,29 @@ def test_an_unavailable_sandbox_is_an_infrastructure_error_never_a_flag(curator,
     assert Verification.objects.count() == 1
     task.refresh_from_db()
     assert task.state == State.VERIFIED
+
+
+def test_a_verification_stuck_past_its_deadline_is_reaped_and_resumed(curator):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.services import verifications_reap
+
+    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="stuck")
+    verification, todo = verification_plan(version=task.latest_version, config=SMALL)
+    lost = Execution.objects.get(pk=todo[0])
+    Execution.objects.filter(pk=lost.pk).update(status="running", worker="dead@host", started_at=timezone.now())
+    Verification.objects.filter(pk=verification.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+
+    resumed = dict(verifications_reap())
+    assert sorted(resumed[verification.pk]) == sorted(todo)  # the dead worker's claim included
+    verification.refresh_from_db()
+    assert verification.deadline_at > timezone.now()
+    assert verifications_reap() == []  # not stuck any more
+    # The dead worker's claim is taken over once it is stale; everything then finishes.
+    stale = timezone.now() - timedelta(hours=1)
+    Execution.objects.filter(pk=lost.pk).update(started_at=stale)
+    done = verification_run_inline(version=task.latest_version, config=SMALL)
+    assert done.state == VerificationState.DONE
+    assert Execution.objects.get(pk=lost.pk).attempts == 1 and Execution.objects.get(pk=lost.pk).worker != "dead@host"
