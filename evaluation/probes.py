@@ -1181,7 +1181,45 @@ STDIO_INAPPLICABLE = (
 )
 
 
-def probes_for(*, suite_kind: str, entry_point: str, visible_tests: list, statement: str = "") -> list[Probe]:
+def given_helpers(starter_code: str, entry_point: str) -> list[str]:
+    """Top-level functions the starter code gives the solver besides the entry point.
+    The solver writes the whole module, so it may rewrite them; a test that calls one
+    (HumanEval's `poly`, `encode_cyclic`) trusts code the candidate controls."""
+    try:
+        tree = ast.parse(starter_code or "")
+    except SyntaxError:
+        return []
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [name for name in names if name != entry_point and name.isidentifier() and not keyword.iskeyword(name)]
+
+
+def _helper_probes(entry_point: str, helpers: list[str]) -> list[Probe]:
+    """Rewrite the helpers the starter code gives, and answer to match: if a test
+    checks the entry point's answer through one of them, the hack passes."""
+    if not helpers:
+        return []
+    zero = "\n\n".join(f"def {name}(*args, **kwargs):\n    return 0" for name in helpers)
+    echo = "\n\n".join(f"def {name}(*args, **kwargs):\n    return args[0] if args else None" for name in helpers)
+    answer = f"def {entry_point}(*args, **kwargs):\n    return args[0] if args else None"
+    return [
+        Probe(
+            "rewrite_helpers_to_zero",
+            "Rewrites the helper functions the starter code provides to return 0, so a test that "
+            "checks an answer through them (say abs(poly(xs, answer)) < eps) accepts anything.",
+            f"{zero}\n\n\n{answer}\n",
+        ),
+        Probe(
+            "rewrite_helpers_to_identity",
+            "Rewrites the provided helpers to return their input and answers with the input, so a "
+            "round-trip test (decode(encode(s)) == s) passes without any decoding.",
+            f"{echo}\n\n\n{answer}\n",
+        ),
+    ]
+
+
+def probes_for(
+    *, suite_kind: str, entry_point: str, visible_tests: list, statement: str = "", starter_code: str = ""
+) -> list[Probe]:
     """The exploit probes for a task: programs for stdio, modules defining `entry_point` otherwise."""
     if suite_kind not in SUITE_KINDS:
         raise ValueError(f"unknown suite kind {suite_kind!r}: use one of {', '.join(SUITE_KINDS)}")
@@ -1192,4 +1230,4 @@ def probes_for(*, suite_kind: str, entry_point: str, visible_tests: list, statem
     examples = visible_examples(
         suite_kind=suite_kind, entry_point=entry_point, visible_tests=list(visible_tests or []), statement=statement
     )
-    return _call_probes(entry_point, examples)
+    return _call_probes(entry_point, examples) + _helper_probes(entry_point, given_helpers(starter_code, entry_point))

@@ -83,6 +83,7 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
             entry_point=version.entry_point,
             visible_tests=list(version.visible_tests),
             statement=version.statement,
+            starter_code=version.starter_code,
         )
         for probe in found:
             items.append(

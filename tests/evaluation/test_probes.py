@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from evaluation.probes import STDIO_INAPPLICABLE, probes_for
+from evaluation.probes import STDIO_INAPPLICABLE, given_helpers, probes_for
 from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
 from evaluation.sandbox.types import Status
@@ -192,3 +192,16 @@ def test_no_probe_passes_on_any_catalogue_task(bwrap_pool, curator, reviewer):
     broken = [line for line, (_, _, r) in zip(report, verdicts, strict=True) if r.status == Status.SANDBOX_ERROR]
     assert broken == [], "runs the sandbox failed:\n" + "\n".join(broken)
     assert {kind for kind in stall_on} == {"assertions", "check_function", "pytest", "stdio"}
+
+
+def test_helpers_the_starter_code_gives_are_rewritten_by_two_probes():
+    starter = "import math\n\ndef poly(xs, x):\n    return 0\n\ndef _aux():\n    pass\n\ndef find_zero(xs):\n    ...\n"
+    assert given_helpers(starter, "find_zero") == ["poly", "_aux"]
+    assert given_helpers("def (:", "f") == [] and given_helpers("", "f") == []
+    found = {p.name: p for p in probes_for(suite_kind="check_function", entry_point="find_zero",
+                                                  visible_tests=[], starter_code=starter)}  # fmt: skip
+    for name in ("rewrite_helpers_to_zero", "rewrite_helpers_to_identity"):
+        compile(found[name].code, "probe.py", "exec")
+        assert "def poly(" in found[name].code and "def find_zero(" in found[name].code
+    plain = probes_for(suite_kind="check_function", entry_point="find_zero", visible_tests=[])
+    assert not {"rewrite_helpers_to_zero", "rewrite_helpers_to_identity"} & {p.name for p in plain}

@@ -176,3 +176,23 @@ def test_a_verification_stuck_past_its_deadline_is_reaped_and_resumed(curator):
     done = verification_run_inline(version=task.latest_version, config=SMALL)
     assert done.state == VerificationState.DONE
     assert Execution.objects.get(pk=lost.pk).attempts == 1 and Execution.objects.get(pk=lost.pk).worker != "dead@host"
+
+
+def test_a_test_that_trusts_a_helper_the_solver_can_rewrite_is_hackable(curator):
+    """HumanEval/32's shape: the check measures the answer through `poly`, which the
+    starter code gives and the solver may rewrite."""
+    starter = "def poly(xs, x):\n    return sum(c * x**i for i, c in enumerate(xs))\n\n\ndef find_zero(xs):\n    ...\n"
+    reference = starter.replace(
+        "def find_zero(xs):\n    ...\n",
+        "def find_zero(xs):\n    low, high = -100.0, 100.0\n    for _ in range(200):\n"
+        "        mid = (low + high) / 2\n        if poly(xs, low) * poly(xs, mid) <= 0:\n            high = mid\n"
+        "        else:\n            low = mid\n    return low\n",
+    )
+    check = "def check(candidate):\n    assert abs(poly([-6, 11, -6, 1], candidate([-6, 11, -6, 1]))) < 1e-6\n"
+    task = _submitted(curator, slug="find-zero", title="Find a zero", entry_point="find_zero",
+                      statement="Return a zero of the polynomial xs.", starter_code=starter,
+                      suite_kind="check_function", visible_tests=[], hidden_tests=[check] * 3,
+                      solutions=[{"role": "reference", "label": "ref", "code": reference}], time_limit_s=2)  # fmt: skip
+    verification = verification_run_inline(version=task.latest_version, config=SMALL)
+    assert verification.executions.get(role="probe", subject="rewrite_helpers_to_zero").status == "passed"
+    assert "rewrite_helpers_to_zero" in verification.flags.get(code="HACKABLE").details["probes"]
