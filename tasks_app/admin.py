@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 
-from tasks_app.models import ApiToken, Solution, Tag, Task, TaskVersion, Transition
+from tasks_app.errors import DomainError
+from tasks_app.models import ApiToken, Solution, State, Tag, Task, TaskVersion, Transition
+from tasks_app.services import task_transition
+
+# Review decisions an admin can take on many tasks at once: (state, verb, what the note is).
+REVIEW_ACTIONS = {
+    "approve": (State.APPROVED, "Approve", "Waiver note (required for flagged tasks: why their flags are acceptable)"),
+    "reject": (State.REJECTED, "Reject", "Why they are rejected (required)"),
+    "request_changes": (State.DRAFT, "Request changes on", "What should change (required)"),
+}
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -52,8 +62,51 @@ class TaskAdmin(admin.ModelAdmin):
     inlines = [TransitionInline]
     date_hierarchy = "updated_at"
 
+    actions = ["approve", "reject", "request_changes"]
+
     def get_queryset(self, request: Any) -> Any:
         return super().get_queryset(request).prefetch_related("tags")
+
+    @admin.action(description="Approve the selected tasks (with a waiver note for flagged ones)")
+    def approve(self, request: Any, queryset: Any) -> TemplateResponse | None:
+        return self._review(request, queryset, "approve")
+
+    @admin.action(description="Reject the selected tasks")
+    def reject(self, request: Any, queryset: Any) -> TemplateResponse | None:
+        return self._review(request, queryset, "reject")
+
+    @admin.action(description="Request changes on the selected tasks (back to draft)")
+    def request_changes(self, request: Any, queryset: Any) -> TemplateResponse | None:
+        return self._review(request, queryset, "request_changes")
+
+    def _review(self, request: Any, queryset: Any, action: str) -> TemplateResponse | None:
+        """First a page asking for the note, then the decision on each task through the
+        lifecycle service (so roles, four eyes and the audit trail apply as anywhere)."""
+        to_state, verb, note_label = REVIEW_ACTIONS[action]
+        if request.POST.get("apply") != "1":
+            context = {
+                **self.admin_site.each_context(request),
+                "tasks": queryset,
+                "action": action,
+                "verb": verb,
+                "note_label": note_label,
+                "opts": self.model._meta,
+                "title": f"{verb} {queryset.count()} task(s)",
+            }
+            return TemplateResponse(request, "admin/tasks_app/task/review_action.html", context)
+        note = request.POST.get("note", "")
+        done, refused = 0, []
+        for task in queryset:
+            try:
+                task_transition(actor=request.user, task=task, to_state=to_state, note=note)
+                done += 1
+            except DomainError as exc:
+                refused.append(f"{task.slug}: {exc}")
+        if done:
+            self.message_user(request, f"{verb} {done} task(s).", messages.SUCCESS)
+        if refused:
+            self.message_user(request, "Not applied to " + "; ".join(refused[:5]), messages.WARNING)
+        return None
 
     @admin.display(description="version")
     def latest_number(self, task: Task) -> str:
