@@ -186,7 +186,13 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     # Above the longest sandbox run, so a slow task is not redelivered mid-run.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+        # How often a worker looks for messages a dead worker held past the visibility
+        # timeout: kombu scans every interval x throttle seconds (10 x 10 by default).
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
+        "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
+    }
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -206,6 +212,8 @@ VERIFICATION = {
     "MUTATION_SEED": 0,
     "PROBES": True,
     "THRESHOLDS": {"WEAK_TESTS_BELOW": 0.8, "SLOW_HEADROOM_BELOW": 2.0, "MIN_TESTS": 3},
+    # An execution "running" this long past its time limit lost its worker: another may claim it.
+    "STALE_AFTER_S": env_int("VERIFY_STALE_AFTER_S", 120),
 }
 CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}}
 CELERY_BEAT_SCHEDULE = {

@@ -56,11 +56,11 @@ class Verification(models.Model):
 
 class Execution(models.Model):
     """One sandbox run of one program against a version's tests. `key` is
-    SHA-256(version hash, solution digest, repeat, config hash): a redelivered
-    message finds the row instead of adding one."""
+    SHA-256(version hash, solution digest, repeat, config hash), unique within its
+    verification: a replan or a redelivered message finds the row instead of adding one."""
 
     verification = models.ForeignKey(Verification, on_delete=models.CASCADE, related_name="executions")
-    key = models.CharField(max_length=64, unique=True)
+    key = models.CharField(max_length=64, db_index=True)
     role = models.CharField(max_length=16, choices=[(r, r) for r in ROLES])
     subject = models.CharField(max_length=200)  # solution label, mutant digest or probe name
     description = models.CharField(max_length=300, blank=True)
@@ -81,6 +81,8 @@ class Execution(models.Model):
     class Meta:
         ordering = ["verification_id", "role", "subject", "repeat"]
         constraints = [
+            # Per verification: two tasks with the same content each get their own evidence.
+            models.UniqueConstraint(fields=["verification", "key"], name="execution_unique_key"),
             models.CheckConstraint(condition=Q(role__in=ROLES), name="execution_known_role"),
             models.CheckConstraint(condition=Q(status__in=EXECUTION_STATUSES), name="execution_known_status"),
         ]

@@ -19,6 +19,7 @@ from evaluation.services import (
     verifications_reap,
 )
 from evaluation.services.config import VerifyConfig
+from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
 SANDBOX_QUEUE = "sandbox"
@@ -63,6 +64,13 @@ def run_execution(self, execution_id: int) -> str:
         # Let the verification show "infrastructure error" while this waits for its retry.
         verification_finish(verification_id=Execution.objects.get(pk=execution_id).verification_id)
         raise
+    stale_in = execution_claim_stale_in(execution_id=execution_id)
+    if stale_in is not None:
+        # Another worker holds it. This message may be the only one left for it (the
+        # redelivery of a worker that died mid-run), so look again once that claim
+        # would be stale rather than drop it; if the holder finishes, that look is a no-op.
+        run_execution.apply_async((execution_id,), queue=SANDBOX_QUEUE, countdown=stale_in)
+        return f"claimed elsewhere: again in {stale_in:.0f} s"
     verification = verification_finish(verification_id=execution.verification_id)
     return f"{execution.status} ({verification.state} {verification.done}/{verification.total})"
 

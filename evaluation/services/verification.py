@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -170,7 +171,7 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     now = timezone.now()
     execution = Execution.objects.select_related("verification__version").get(pk=execution_id)
     version = execution.verification.version
-    stale = now - timedelta(seconds=float(version.time_limit_s) + STALE_AFTER_S)
+    stale = now - _claim_lifetime(version)
     claimable = Q(status="pending") | Q(status="sandbox_error") | Q(status="running", started_at__lt=stale)
     claimed = Execution.objects.filter(claimable, pk=execution_id).update(
         status="running", started_at=now, worker=worker or worker_name(), attempts=F("attempts") + 1
@@ -217,6 +218,22 @@ def _capped(request: Any, role: str) -> Any:
     if cap is None or request.limits.wall_s <= cap:
         return request
     return replace(request, limits=replace(request.limits, wall_s=cap, cpu_s=min(request.limits.cpu_s, cap)))
+
+
+def _claim_lifetime(version: TaskVersion) -> timedelta:
+    """How long a claim holds before another worker may take the execution over."""
+    stale_after_s = float(getattr(settings, "VERIFICATION", {}).get("STALE_AFTER_S", STALE_AFTER_S))
+    return timedelta(seconds=float(version.time_limit_s) + stale_after_s)
+
+
+def execution_claim_stale_in(*, execution_id: int) -> float | None:
+    """Seconds until the claim another worker holds on this execution turns stale (it
+    may then be claimed again), or None when nobody holds one (done, or free)."""
+    execution = Execution.objects.select_related("verification__version").get(pk=execution_id)
+    if execution.status != "running" or execution.started_at is None:
+        return None
+    expires = execution.started_at + _claim_lifetime(execution.verification.version)
+    return max(1.0, (expires - timezone.now()).total_seconds())
 
 
 def _count_progress(verification_id: int) -> None:
@@ -333,11 +350,15 @@ def verification_run_inline(
 
 
 def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
-    """Verifications "running" past their deadline: give each a new deadline and
-    return the executions to enqueue again (pending, or claimed by a dead worker)."""
+    """Verifications past their deadline, still running or waiting on sandbox errors
+    whose retries ran out: give each a new deadline and return the executions to
+    enqueue again (pending, claimed by a dead worker, or failed by the sandbox)."""
     now = now or timezone.now()
     resumed = []
-    for verification in Verification.objects.filter(state=VerificationState.RUNNING, deadline_at__lt=now):
+    stuck = Verification.objects.filter(
+        state__in=(VerificationState.RUNNING, VerificationState.INFRASTRUCTURE_ERROR), deadline_at__lt=now
+    )
+    for verification in stuck:
         todo = list(verification.executions.exclude(status__in=FINAL[:-1]).values_list("pk", flat=True))
         Verification.objects.filter(pk=verification.pk).update(
             deadline_at=now + timedelta(seconds=_deadline_s(verification.version, len(todo) or 1))

@@ -196,3 +196,13 @@ def test_a_test_that_trusts_a_helper_the_solver_can_rewrite_is_hackable(curator)
     verification = verification_run_inline(version=task.latest_version, config=SMALL)
     assert verification.executions.get(role="probe", subject="rewrite_helpers_to_zero").status == "passed"
     assert "rewrite_helpers_to_zero" in verification.flags.get(code="HACKABLE").details["probes"]
+
+
+def test_two_tasks_with_the_same_content_each_get_their_own_evidence(curator):
+    first = _clamp_task(curator, hidden=STRONG_TESTS, slug="twin-a")
+    second = _clamp_task(curator, hidden=STRONG_TESTS, slug="twin-b")
+    assert first.latest_version.content_hash == second.latest_version.content_hash
+    a = verification_run_inline(version=first.latest_version, config=SMALL)
+    b = verification_run_inline(version=second.latest_version, config=SMALL)
+    assert a.total == b.total > 0 and b.executions.count() == b.total
+    assert b.summary["mutation_score"]["trials"] > 0
