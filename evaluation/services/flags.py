@@ -6,6 +6,7 @@ the review queue (flagged), a `warning` is shown on its report only.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,29 @@ def _value(rate: dict[str, Any] | None) -> float | None:
 
 def _count(rate: dict[str, Any] | None) -> tuple[int, int]:
     return (0, 0) if rate is None else (int(rate.get("successes", 0)), int(rate.get("trials", 0)))
+
+
+def count_checks(version: Any) -> int:
+    """How many things the suite checks: a case or an assertion entry each, but for a
+    check(candidate) module its assert statements, and for a pytest module its
+    test functions (HumanEval's one check function holds a dozen asserts)."""
+    total = 0
+    for test in [*version.visible_tests, *version.hidden_tests]:
+        if version.suite_kind in ("check_function", "pytest") and isinstance(test, str):
+            try:
+                tree = ast.parse(test)
+            except SyntaxError:
+                total += 1
+                continue
+            if version.suite_kind == "pytest":
+                found = sum(1 for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                            and node.name.startswith("test"))  # fmt: skip
+            else:
+                found = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Assert))
+            total += max(1, found)
+        else:
+            total += 1
+    return total
 
 
 def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
@@ -122,13 +146,14 @@ def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
                 {"headroom": headroom},
             )
         )
-    tests = len(version.hidden_tests) + len(version.visible_tests)
+    tests = count_checks(version)
     if tests < limits["MIN_TESTS"]:
         found.append(
             FoundFlag(
                 "TOO_FEW_TESTS",
                 "warning",
-                f"The suite has {tests} test(s), fewer than {limits['MIN_TESTS']}.",
+                f"The suite checks {tests} thing(s) (assertions or cases, visible and hidden), fewer than "
+                f"{limits['MIN_TESTS']}: a few lucky answers pass it.",
                 {"tests": tests},
             )
         )

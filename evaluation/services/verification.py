@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from evaluation import metrics, mutation, probes
@@ -178,9 +178,7 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     )
     if not claimed:
         return execution  # done already, or running elsewhere
-    request = _capped(
-        run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat), execution.role
-    )
+    request = execution_request(execution)
     config = execution.verification.config or {}
     try:
         result = engine.run(request, backend=backend or config.get("backend") or None)
@@ -206,15 +204,41 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     return execution
 
 
-# Known-wrong programs run under shorter limits: whether a probe that sleeps, or a
-# mutant that loops, is stopped after 2 s or after the task's full limit tells
-# nothing more, and at the full limit they would dominate a verification's cost.
-# A correct but slow mutant (rare) then counts as killed; the report says so.
-CAPPED_WALL_S = {"probe": 2.0, "mutant": 5.0}
+# Some known-wrong programs run under a shorter wall time, when more time could
+# not change what they show:
+# - a probe that only sleeps into the timeout tests that a timeout is no pass,
+#   which one second shows as well as the task's full limit (other probes get
+#   the full limit: a hack that needs time is still a hack);
+# - a mutant gets ten times the reference's slowest passing run (at least 1 s, at
+#   most the limit), or 5 s while no reference run has finished. A mutant slower
+#   than that is counted killed, which the report says.
+SLEEP_PROBE_CAP_S = 1.0
+MUTANT_CAP_FACTOR = 10.0
+MUTANT_CAP_FLOOR_S = 1.0
+MUTANT_CAP_UNKNOWN_S = 5.0
 
 
-def _capped(request: Any, role: str) -> Any:
-    cap = CAPPED_WALL_S.get(role)
+def _wall_cap(execution: Execution) -> float | None:
+    if execution.role == "probe":
+        return SLEEP_PROBE_CAP_S if execution.subject in probes.TIMEOUT_PROBES else None
+    if execution.role != "mutant":
+        return None
+    slowest = (
+        Execution.objects.filter(verification_id=execution.verification_id, role="reference", status="passed")
+        .aggregate(slowest=Max("wall_s"))
+        .get("slowest")
+    )
+    if slowest is None:
+        return MUTANT_CAP_UNKNOWN_S
+    return max(MUTANT_CAP_FLOOR_S, MUTANT_CAP_FACTOR * float(slowest))
+
+
+def execution_request(execution: Execution) -> Any:
+    """The sandbox request of an execution: its program against its version's tests,
+    under the version's limits, or the shorter wall time above."""
+    version = execution.verification.version
+    request = run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat)
+    cap = _wall_cap(execution)
     if cap is None or request.limits.wall_s <= cap:
         return request
     return replace(request, limits=replace(request.limits, wall_s=cap, cpu_s=min(request.limits.cpu_s, cap)))
