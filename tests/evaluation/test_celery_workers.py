@@ -42,6 +42,7 @@ from tasks_app.services import task_submit
 from tests.factories import make_task
 
 from .conftest import needs_bwrap
+from .samples import CLAMP, NO_UPPER_BOUND, STRONG_CLAMP_TESTS
 from .workers import (
     REDIS_URL,
     VISIBILITY_TIMEOUT_S,
@@ -56,16 +57,6 @@ from .workers import (
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), needs_bwrap]
 
 VERDICTS = set(FINAL) - {"sandbox_error"}
-STRONG_TESTS = [f"assert clamp({v}, 0, 10) == {min(max(v, 0), 10)}" for v in (-5, -1, 0, 1, 5, 9, 10, 11, 50)]
-CLAMP = """\
-def clamp(x, low, high):
-    if x < low:
-        return low
-    if x > high:
-        return high
-    return x
-"""
-NO_UPPER_BOUND = "def clamp(x, low, high):\n    return max(low, x)\n"
 # Wrong and slow: each run takes over a second, so a worker can be caught in the middle of one.
 SLOW_NO_UPPER_BOUND = "import time\ntime.sleep(1.2)\n\n\ndef clamp(x, low, high):\n    return max(low, x)\n"
 
@@ -79,7 +70,7 @@ def _submitted_clamp(owner: Any, *, slug: str, adversarial: str = NO_UPPER_BOUND
         statement="Clamp x into [low, high].",
         starter_code="def clamp(x, low, high):\n    ...\n",
         visible_tests=["assert clamp(3, 0, 10) == 3"],
-        hidden_tests=STRONG_TESTS,
+        hidden_tests=STRONG_CLAMP_TESTS,
         solutions=[
             {"role": "reference", "label": "ref", "code": CLAMP},
             {"role": "adversarial", "label": "no-upper-bound", "code": adversarial},

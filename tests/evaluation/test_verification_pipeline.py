@@ -12,21 +12,13 @@ from tasks_app.services import task_submit
 from tests.factories import make_task
 
 from .conftest import needs_bwrap
+from .samples import CLAMP, NO_UPPER_BOUND, STRONG_CLAMP_TESTS
 
 # Committed for real (the pipeline runs executions on other threads); serialized rollback
 # puts the seeded rows (roles, content types) back for the tests after.
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), needs_bwrap]
 
 SMALL = VerifyConfig(repeats=2, mutants=8, mutation_seed=0, probes=True, backend="bwrap")
-STRONG_TESTS = [f"assert clamp({v}, 0, 10) == {min(max(v, 0), 10)}" for v in (-5, -1, 0, 1, 5, 9, 10, 11, 50)]
-CLAMP = """\
-def clamp(x, low, high):
-    if x < low:
-        return low
-    if x > high:
-        return high
-    return x
-"""
 
 
 def _submitted(owner, **overrides):
@@ -36,7 +28,7 @@ def _submitted(owner, **overrides):
     return task
 
 
-def _clamp_task(owner, *, hidden, slug="clamp", adversarial="def clamp(x, low, high):\n    return max(low, x)\n"):
+def _clamp_task(owner, *, hidden, slug="clamp", adversarial=NO_UPPER_BOUND):
     solutions = [{"role": "reference", "label": "ref", "code": CLAMP}]
     if adversarial:
         solutions.append({"role": "adversarial", "label": "no-upper-bound", "code": adversarial})
@@ -55,7 +47,7 @@ def _clamp_task(owner, *, hidden, slug="clamp", adversarial="def clamp(x, low, h
 
 
 def test_a_sound_task_is_verified_with_every_figure(curator):
-    task = _clamp_task(curator, hidden=STRONG_TESTS)
+    task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS)
     verification = verification_run_inline(version=task.latest_version, config=SMALL)
 
     assert verification.state == VerificationState.DONE and verification.verdict == "verified"
@@ -107,7 +99,7 @@ def test_a_hackable_suite_is_flagged_hackable(curator):
 
 
 def test_verifying_again_is_a_cache_hit_and_a_redelivered_execution_runs_nothing(curator):
-    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="idempotent")
+    task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="idempotent")
     first = verification_run_inline(version=task.latest_version, config=SMALL)
     rows = Execution.objects.count()
 
@@ -131,7 +123,7 @@ def test_an_equivalent_mutant_leaves_the_score(curator):
 
 
 def test_an_unavailable_sandbox_is_an_infrastructure_error_never_a_flag(curator, monkeypatch):
-    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="infra")
+    task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="infra")
     monkeypatch.setenv("SANDBOX_PYTHON", "/nonexistent/python3")  # every sandbox fails to start
     from evaluation.sandbox import engine
 
@@ -159,7 +151,7 @@ def test_a_verification_stuck_past_its_deadline_is_reaped_and_resumed(curator):
 
     from evaluation.services import verifications_reap
 
-    task = _clamp_task(curator, hidden=STRONG_TESTS, slug="stuck")
+    task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="stuck")
     verification, todo = verification_plan(version=task.latest_version, config=SMALL)
     lost = Execution.objects.get(pk=todo[0])
     Execution.objects.filter(pk=lost.pk).update(status="running", worker="dead@host", started_at=timezone.now())
@@ -199,8 +191,8 @@ def test_a_test_that_trusts_a_helper_the_solver_can_rewrite_is_hackable(curator)
 
 
 def test_two_tasks_with_the_same_content_each_get_their_own_evidence(curator):
-    first = _clamp_task(curator, hidden=STRONG_TESTS, slug="twin-a")
-    second = _clamp_task(curator, hidden=STRONG_TESTS, slug="twin-b")
+    first = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="twin-a")
+    second = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="twin-b")
     assert first.latest_version.content_hash == second.latest_version.content_hash
     a = verification_run_inline(version=first.latest_version, config=SMALL)
     b = verification_run_inline(version=second.latest_version, config=SMALL)
