@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -18,6 +18,9 @@ bench:  ## run every benchmark under bench/; each prints a JSON line of ratios
 
 bench-sandbox:  ## the sandbox benchmark alone (warm, cold, Docker, HumanEval throughput)
 	@.venv/bin/python bench/sandbox.py
+
+bench-verify:  ## the verification benchmark alone (all of HumanEval through the pipeline vs the raw engine)
+	@.venv/bin/python bench/verify.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh

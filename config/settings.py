@@ -88,6 +88,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # Several processes (web, worker) share the file: wait rather than fail on a lock.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # WAL: readers do not block the writer, and a commit need not sync the whole file
+    # (a verification writes a row per execution). IMMEDIATE: a writing transaction
+    # takes the lock at its start, so two processes wait instead of deadlocking.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -9,6 +9,7 @@ from evaluation.services.verification import (
     verification_plan,
     verification_run_inline,
     verifications_reap,
+    verifications_run,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "verification_run_inline",
     "verifications_reap",
     "verifications_request_many",
+    "verifications_run",
 ]

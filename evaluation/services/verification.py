@@ -148,8 +148,20 @@ def verification_plan(
         **({"verdict": "", "summary": None, "done": 0} if force else {}),
     )
     verification.refresh_from_db()
-    todo = list(verification.executions.exclude(status__in=FINAL[:-1]).values_list("pk", flat=True))
-    return verification, todo
+    return verification, _todo(verification)
+
+
+# References run first: a mutant's wall-time cap is ten times the reference's
+# slowest run, which must be known by then. Probes before mutants: a hack is the
+# most important thing a verification can find.
+RUN_ORDER = {"reference": 0, "adversarial": 1, "probe": 2, "mutant": 3}
+
+
+def _todo(verification: Verification) -> list[int]:
+    """Its executions still to run (pending, claimed by a dead worker, or failed by
+    the sandbox), in RUN_ORDER."""
+    rows = verification.executions.exclude(status__in=FINAL[:-1]).values_list("role", "pk")
+    return [pk for _, pk in sorted(rows, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
 
 
 def _deadline_s(version: TaskVersion, total: int) -> float:
@@ -346,31 +358,73 @@ def _decide(version: TaskVersion, verdict: str) -> None:
     )
 
 
-# -- the whole thing, in-process (CLI --sync, tests) ---------------------------------------------
+# -- the whole thing, in-process (manage.py verify --sync, the audit, tests) -------------------------
 
 
-def verification_run_inline(
-    *, version: TaskVersion, config: VerifyConfig | None = None, workers: int = 2, force: bool = False
-) -> Verification:
-    """Plan, run every execution with `workers` threads, and finish: the pipeline
-    without a broker, for the command line and tests."""
-    from concurrent.futures import ThreadPoolExecutor
+def verifications_run(
+    *,
+    versions: list[TaskVersion],
+    config: VerifyConfig | None = None,
+    workers: int = 2,
+    force: bool = False,
+    requested_by: Any = None,
+    progress: Any = None,
+    timings: dict[str, float] | None = None,
+) -> list[int]:
+    """Verify `versions` in this process, without a broker.
+
+    Steps: plan every version (one already verified under `config` plans nothing,
+    unless `force`); run every execution still to run on `workers` threads, all
+    references first (RUN_ORDER), each thread closing its own database connection;
+    finish every verification. Returns the verification ids in the order of
+    `versions`; `progress(done, total)` is called as executions end, and `timings`
+    receives the seconds each step took (plan_s, run_s, finish_s).
+    """
+    import time
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from django.db import connections
 
-    verification, todo = verification_plan(version=version, config=config, force=force)
+    clock = [time.perf_counter()]
+
+    def lap(name: str) -> None:
+        clock.append(time.perf_counter())
+        if timings is not None:
+            timings[name] = clock[-1] - clock[-2]
+
+    planned = [verification_plan(version=v, config=config, requested_by=requested_by, force=force) for v in versions]
+    ranked = Execution.objects.filter(pk__in=[pk for _, ids in planned for pk in ids]).values_list("role", "pk")
+    todo = [pk for _, pk in sorted(ranked, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
+    lap("plan_s")
 
     def one(execution_id: int) -> None:
         try:
             execution_run(execution_id=execution_id)
         except SandboxUnavailable:
-            pass  # recorded on the execution; finishing reports the infrastructure error
+            pass  # recorded on the execution: finishing reports the infrastructure error
         finally:
             connections.close_all()  # this thread's own connection: a pool thread must not leak it
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        list(pool.map(one, todo))
-    return verification_finish(verification_id=verification.pk)
+        futures = [pool.submit(one, execution_id) for execution_id in todo]
+        for done, future in enumerate(as_completed(futures), 1):
+            future.result()
+            if progress is not None:
+                progress(done, len(todo))
+    lap("run_s")
+    ids = [verification.pk for verification, _ in planned]
+    for verification_id in ids:
+        verification_finish(verification_id=verification_id)
+    lap("finish_s")
+    return ids
+
+
+def verification_run_inline(
+    *, version: TaskVersion, config: VerifyConfig | None = None, workers: int = 2, force: bool = False
+) -> Verification:
+    """One version through the whole pipeline in this process (tests, the CLI)."""
+    (verification_id,) = verifications_run(versions=[version], config=config, workers=workers, force=force)
+    return Verification.objects.get(pk=verification_id)
 
 
 def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
@@ -383,7 +437,7 @@ def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
         state__in=(VerificationState.RUNNING, VerificationState.INFRASTRUCTURE_ERROR), deadline_at__lt=now
     )
     for verification in stuck:
-        todo = list(verification.executions.exclude(status__in=FINAL[:-1]).values_list("pk", flat=True))
+        todo = _todo(verification)
         Verification.objects.filter(pk=verification.pk).update(
             deadline_at=now + timedelta(seconds=_deadline_s(verification.version, len(todo) or 1))
         )

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connections
 
 from evaluation.models import Verification, VerificationState
 from evaluation.selectors import versions_to_verify
-from evaluation.services import SandboxUnavailable, execution_run, verification_finish, verification_plan
+from evaluation.services import verification_plan, verifications_run
 from evaluation.services.config import VerifyConfig
 
 
@@ -65,27 +63,9 @@ class Command(BaseCommand):
     def run_here(self, versions: list[Any], config: VerifyConfig, *, force: bool, workers: int) -> list[int]:
         from evaluation.sandbox.engine import get_pool
 
-        planned = [verification_plan(version=v, config=config, force=force) for v in versions]
-        todo = [execution_id for _, ids in planned for execution_id in ids]
         workers = workers or get_pool(config.backend).size
-
-        def one(execution_id: int) -> None:
-            try:
-                execution_run(execution_id=execution_id)
-            except SandboxUnavailable:
-                pass  # recorded: the verification reports an infrastructure error
-            finally:
-                connections.close_all()  # this thread's own connection: a pool thread must not leak it
-
-        with ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(one, execution_id) for execution_id in todo]
-            for done, future in enumerate(as_completed(futures), 1):
-                future.result()
-                self.progress(done, len(todo))
-        ids = [verification.pk for verification, _ in planned]
-        for verification_id in ids:
-            verification_finish(verification_id=verification_id)
-        return ids
+        return verifications_run(versions=versions, config=config, workers=workers, force=force,
+                                 progress=self.progress)  # fmt: skip
 
     def wait(self, ids: list[int], *, timeout: float) -> None:
         deadline = time.monotonic() + timeout
