@@ -16,7 +16,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Max, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evaluation import metrics, mutation, probes
@@ -201,16 +202,20 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     for stream in ("stdout", "stderr"):
         payload[stream] = payload[stream][:OUTPUT_KEPT]
     payload["request_digest"] = engine.request_digest(request)
-    Execution.objects.filter(pk=execution_id).update(
-        status=str(result.status),
-        result=payload,
-        wall_s=result.wall_s,
-        cpu_s=result.cpu_s,
-        request_digest=payload["request_digest"],
-        finished_at=timezone.now(),
-    )
+    outcome = {
+        "status": str(result.status),
+        "result": payload,
+        "wall_s": result.wall_s,
+        "cpu_s": result.cpu_s,
+        "request_digest": payload["request_digest"],
+        "finished_at": timezone.now(),
+    }
+    Execution.objects.filter(pk=execution_id).update(**outcome)
     _count_progress(execution.verification_id)
-    execution.refresh_from_db()
+    # What this call wrote, without reading the row back (a query per execution saved).
+    for name, value in {**outcome, "started_at": now, "worker": worker or worker_name()}.items():
+        setattr(execution, name, value)
+    execution.attempts += 1
     if result.status == Status.SANDBOX_ERROR:
         raise SandboxUnavailable(result.message or "the sandbox failed")
     return execution
@@ -274,8 +279,16 @@ def execution_claim_stale_in(*, execution_id: int) -> float | None:
 
 def _count_progress(verification_id: int) -> None:
     """Recount rather than increment: a redelivered execution must not count twice."""
-    done = Execution.objects.filter(verification_id=verification_id, status__in=FINAL).exclude(status="sandbox_error")
-    Verification.objects.filter(pk=verification_id).update(done=done.count())
+    done = (
+        Execution.objects.filter(verification_id=verification_id, status__in=FINAL)
+        .exclude(status="sandbox_error")
+        .order_by()
+        .values("verification_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    # One statement: the count is taken in the UPDATE itself.
+    Verification.objects.filter(pk=verification_id).update(done=Coalesce(Subquery(done), 0))
 
 
 # -- finishing --------------------------------------------------------------------------------
