@@ -181,12 +181,14 @@ SPECTACULAR_SETTINGS = {
 _celery_dir = VAR_DIR / "celery"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_celery_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
         "processed_folder": str(_celery_dir / "processed"),
+        # Kombu's default is ./control, in whatever directory a worker starts.
+        "control_folder": str(_celery_dir / "control"),
         "store_processed": False,
     }
 else:

@@ -28,7 +28,8 @@ trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
 # One worker for both queues (planning and the sandbox runs) with the periodic reaper.
-"$VENV/bin/celery" -A config worker -Q celery,sandbox -B --loglevel=INFO --concurrency=2 &
+"$VENV/bin/celery" -A config worker -Q celery,sandbox -B --schedule "${PLATFORM_VAR_DIR:-$ROOT/var}/celerybeat-schedule" \
+  --loglevel=INFO --concurrency=2 &
 pids+=($!)
 "$PY" manage.py runserver --noreload "$HOST:$PORT" &
 pids+=($!)
