@@ -214,6 +214,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
 
 
 def _log(result: RunResult, request: RunRequest) -> None:
+    result.request_digest = _keep_for_replay(request)
     metrics.record_execution(
         {
             "event": "execution",
@@ -233,7 +234,7 @@ def _log(result: RunResult, request: RunRequest) -> None:
             "repeat": result.repeat,
             "attempts": result.attempts,
             "anomaly": result.anomaly,
-            "request_digest": _keep_for_replay(request),
+            "request_digest": result.request_digest,
         }
     )
 

@@ -104,6 +104,7 @@ class RunResult:
     repeat: int = 0
     anomaly: str | None = None
     attempts: int = 1
+    request_digest: str = ""  # the name the request is kept under for replay
 
     @property
     def passed(self) -> bool:

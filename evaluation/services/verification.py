@@ -201,13 +201,12 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     payload = result.as_dict()
     for stream in ("stdout", "stderr"):
         payload[stream] = payload[stream][:OUTPUT_KEPT]
-    payload["request_digest"] = engine.request_digest(request)
     outcome = {
         "status": str(result.status),
         "result": payload,
         "wall_s": result.wall_s,
         "cpu_s": result.cpu_s,
-        "request_digest": payload["request_digest"],
+        "request_digest": result.request_digest,  # computed once, where the engine kept the request
         "finished_at": timezone.now(),
     }
     Execution.objects.filter(pk=execution_id).update(**outcome)
@@ -456,7 +455,3 @@ def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
         )
         resumed.append((verification.pk, todo))
     return resumed
-
-
-def config_with(**overrides: Any) -> VerifyConfig:
-    return replace(VerifyConfig.from_settings(), **overrides)
