@@ -2,11 +2,15 @@
 image, which holds Python and pytest and nothing of the platform's own.
 
 Processes inside one sandbox:
-- the agent (agent.py): a warm, pre-imported interpreter that never runs
-  solution code and never reads a test; it forks the other two per run;
-- the judge (judge.py), forked per run: reads the tests, runs them, and
-  compares results; it is the only process that holds expected values;
-- the solution (solution.py), forked per run from the pristine agent (so it
-  inherits no test): loads the candidate and answers the judge's calls with
-  plain data (codec.py) over a socket.
+- the agent (agent.py), which is also the judge (judge.py): it reads each run's
+  tests, runs them and compares results; it is the only process that holds
+  expected values, and it is never forked from;
+- the zygote, forked from the agent at start-up before anything is read: it
+  never runs solution code and never reads a test; it forks a pristine
+  solution process whenever the judge asks for one;
+- the solution (solution.py): loads the candidate and answers the judge's calls
+  with plain data (codec.py) over a socket.
+
+The harness talks to the C modules beneath json, socket and threading (lite.py):
+a cold sandbox pays for every import before the candidate runs.
 """

@@ -16,16 +16,13 @@ Speaks length-prefixed JSON frames on fd 0 (in) and fd 1 (out); see protocol.py.
 
 from __future__ import annotations
 
-import ctypes
+import _signal as signal  # signal.py builds enums at import: ~6 ms in a cold sandbox
 import errno
 import fcntl
 import gc
-import json
 import os
 import resource
 import select
-import signal
-import socket
 import sys
 import time
 
@@ -41,7 +38,7 @@ for _path in ("/usr/lib/python3/dist-packages",):
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.append(_path)  # pytest for the pytest suite kind; no .pth processing
 
-from harness import codec, judge, protocol, solution  # noqa: E402,F401 - warm before forking
+from harness import codec, judge, lite, protocol, solution  # noqa: E402,F401 - warm before forking
 
 # Modules a candidate commonly imports: loaded once here, shared by every fork.
 WARM_MODULES = (
@@ -50,7 +47,16 @@ WARM_MODULES = (
     "operator", "enum", "hashlib", "io", "textwrap", "unicodedata", "array", "traceback", "ast",
     "shutil",  # the zygote wipes the scratch with it: loaded late, later forks would differ
 )  # fmt: skip
-HARNESS_FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "pytest_judge.py", "solution.py")
+HARNESS_FILES = (
+    "__init__.py",
+    "agent.py",
+    "codec.py",
+    "judge.py",
+    "lite.py",
+    "protocol.py",
+    "pytest_judge.py",
+    "solution.py",
+)
 # Wiped between runs, so it must be named explicitly: the sandbox's private tmpfs.
 SCRATCH = os.environ.get("HARNESS_SCRATCH", "")
 RUN_DIR = os.path.join(SCRATCH, "run")
@@ -72,22 +78,25 @@ def harness_version() -> str:
 
 
 def _prctl(option: int, value: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, value, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+    lite.prctl(option, value)
 
 
 def _pytest_version() -> str | None:
-    """pytest's version without importing it (an import costs ~100 ms at start-up)."""
-    import re
-
+    """pytest's version without importing it (an import costs ~100 ms at start-up), and
+    without `re` (~8 ms in a cold sandbox): the line `version = "X"` of its _version.py."""
     for entry in sys.path:
         try:
             with open(os.path.join(entry, "_pytest", "_version.py")) as handle:
-                found = re.search(r"""version\s*=\s*['"]([^'"]+)['"]""", handle.read())
+                text = handle.read()
         except OSError:
             continue
-        return found.group(1) if found else None
+        for line in text.splitlines():
+            name, equals, value = line.partition("=")
+            if equals and name.strip() in ("version", "__version__"):
+                value = value.strip()
+                if len(value) > 2 and value[0] == value[-1] and value[0] in "'\"":
+                    return value[1:-1]
+        return None
     return None
 
 
@@ -141,8 +150,6 @@ def _prepare_solution() -> int:
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": RUN_DIR, "TMPDIR": RUN_DIR, "LANG": "C.UTF-8"})
     sys.argv = ["solution.py"]
-    import random  # noqa: F401 - loaded now, seeded per run
-
     return fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD, 100)
 
 
@@ -166,15 +173,13 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     os.dup2(out, 1)
     os.dup2(err, 2)
     os.closerange(4 if chan else 3, 65536)
-    import random
-
-    random.seed(seed)
+    _seed_random(seed, source)
     _limit_solution(limits)
     try:
         if mode == "program":
             solution.run_program(source)
         else:
-            solution.serve_calls(socket.socket(fileno=3), source)
+            solution.serve_calls(lite.Socket(fileno=3), source)
     except MemoryError:
         os._exit(MEMORY_EXIT)
     except BaseException:
@@ -373,7 +378,7 @@ class Spare:
     run's code runs: no candidate ever gets to touch it before it is theirs."""
 
     def __init__(self) -> None:
-        self.sock, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock, child_end = lite.socketpair(lite.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
             try:
@@ -386,9 +391,9 @@ class Spare:
         child_end.close()
 
     def hand_over(self, seed: int, limits: dict[str, Any], mode: str, fds: list[int]) -> int | None:
-        message = json.dumps({"seed": seed, "limits": limits, "mode": mode}).encode()
+        message = lite.dumps({"seed": seed, "limits": limits, "mode": mode}).encode()
         try:
-            socket.send_fds(self.sock, [message], fds)
+            lite.send_fds(self.sock, [message], fds)
         except OSError:  # it died (it never ran anything): fork one instead
             self.discard()
             return None
@@ -405,23 +410,23 @@ class Spare:
             pass
 
 
-def _spare_main(sock: socket.socket) -> None:
+def _spare_main(sock: lite.Socket) -> None:
     devnull = _prepare_solution()
     try:
-        data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 8)
+        data, fds, _flags, _addr = lite.recv_fds(sock, 65536, 8)
     except OSError:
         os._exit(0)
     if not data:  # the zygote is gone
         os._exit(0)
     sock.close()
-    order = json.loads(data)
+    order = lite.loads(data)
     _solution_child(int(order["seed"]), order["limits"], order["mode"], fds, devnull)
 
 
 # -- the zygote ----------------------------------------------------------------------------
 
 
-def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
+def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
     """Serve the judge: start solution processes, report their exits, and end
     each run by killing everything it started. Never reads a test."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a run come back here to be killed
@@ -431,7 +436,9 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
     signal.set_wakeup_fd(wakeup_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     run: Run | None = None
-    spare: Spare | None = Spare() if os.environ.get("HARNESS_WARM", "1") == "1" else None
+    # Forked at once, cold sandbox or warm: it readies itself on a spare core while
+    # the judge reads the run.
+    spare: Spare | None = Spare()
     while True:
         ready, _, _ = select.select([ctl, wakeup_r], [], [])
         if wakeup_r in ready:
@@ -446,7 +453,7 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
         if ctl not in ready:
             continue
         try:
-            data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 8)
+            data, fds, _flags, _addr = lite.recv_fds(ctl, 65536, 8)
         except OSError:
             data, fds = b"", []
         if not data:  # the judge is gone: take everything down with us
@@ -455,7 +462,7 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
             if run is not None:
                 _end_run(run, None)
             os._exit(0)
-        message = json.loads(data)
+        message = lite.loads(data)
         op = message.get("op")
         if op == "begin":  # the scratch was wiped when the last run ended
             run = Run(protocol.receive(spec_fd))
@@ -489,9 +496,9 @@ def zygote_main(ctl: socket.socket, spec_fd: int) -> None:
                 os.close(fd)
 
 
-def _send_quietly(ctl: socket.socket, message: dict[str, Any]) -> None:
+def _send_quietly(ctl: lite.Socket, message: dict[str, Any]) -> None:
     try:
-        ctl.send(json.dumps(message).encode())
+        ctl.send(lite.dumps(message).encode())
     except OSError:
         pass
 
@@ -500,7 +507,7 @@ class Zygote:
     """The judge's handle on its zygote."""
 
     def __init__(self) -> None:
-        self.ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.ctl, zygote_end = lite.socketpair(lite.SOCK_SEQPACKET)
         spec_r, self.spec_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
@@ -535,11 +542,11 @@ class Zygote:
         pipes it to each solution process): what the zygote once held, even freed,
         every later fork would carry, and no run may find another's solution."""
         protocol.send(self.spec_w, {key: value for key, value in spec.items() if key != "solution"})
-        self.ctl.send(json.dumps({"op": "begin"}).encode())
+        self.ctl.send(lite.dumps({"op": "begin"}).encode())
 
     def end(self, timeout: float = 10.0) -> dict[str, Any]:
         """Have the zygote kill what the run started; returns its accounting."""
-        self.ctl.send(json.dumps({"op": "end"}).encode())
+        self.ctl.send(lite.dumps({"op": "end"}).encode())
         deadline = time.monotonic() + timeout
         while True:
             ready, _, _ = select.select([self.ctl], [], [], max(0.0, deadline - time.monotonic()))
@@ -548,7 +555,7 @@ class Zygote:
             data = self.ctl.recv(65536)
             if not data:
                 raise ZygoteGone("the zygote died")
-            message = json.loads(data)
+            message = lite.loads(data)
             if message.get("op") == "ended":
                 return message
 
@@ -588,6 +595,19 @@ class Hygiene:
         sys.path[:] = self.saved_path
 
 
+def _seed_random(seed: int, code: Any) -> None:
+    """Code that draws from `random` draws the same numbers for the same seed: in a
+    solution process `code` is the candidate's source, in the judge the tests.
+    A warm sandbox has `random` loaded; a cold one imports it (~4 ms) only for
+    code that names it. (Code that hides the name from us gets unseeded numbers,
+    as it would from os.urandom: its own results are then what varies.)"""
+    if "random" not in sys.modules and "random" not in (code if isinstance(code, str) else repr(code)):
+        return
+    import random
+
+    random.seed(seed)
+
+
 def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[dict[str, Any], Any]:
     """One run: hand the zygote the solution, read the tests, judge, end the run."""
     started = time.monotonic()
@@ -610,9 +630,7 @@ def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[
     mark("tests_read")
     anomaly: str | None = None
     record: dict[str, Any] | None = None
-    import random
-
-    random.seed(int(spec["seed"]))  # test code that draws from `random` draws the same
+    _seed_random(int(spec["seed"]), tests)
     signal.setitimer(signal.ITIMER_REAL, float(spec["limits"]["wall_s"]) + 10.0)
     try:
         record = judge.judge_run(zygote.ctl, spec, tests)

@@ -7,12 +7,13 @@ frame for the judge to read from the same descriptor.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import struct
 import sys
 import time
+
+from . import lite
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def encode_frame(message: Any) -> bytes:
     with deep_recursion():
-        payload = json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+        payload = lite.dumps(message, allow_nan=False).encode()
     if len(payload) > MAX_FRAME:
         raise ChannelCorrupt(f"frame of {len(payload)} bytes exceeds {MAX_FRAME}")
     return HEADER.pack(len(payload)) + payload
@@ -93,6 +94,6 @@ def receive(fd: int, *, limit: int = MAX_FRAME, deadline: float | None = None) -
     payload = read_exact(fd, size, deadline)
     try:
         with deep_recursion():
-            return json.loads(payload)
+            return lite.loads(payload)
     except (ValueError, RecursionError) as exc:
         raise ChannelCorrupt(f"frame is not JSON: {type(exc).__name__}") from exc

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import sys
 import types
 
@@ -126,7 +125,7 @@ _OPS = {
 }
 
 
-def serve_calls(chan: socket.socket, source: str) -> None:
+def serve_calls(chan: Any, source: str) -> None:
     """Load the candidate, then answer the judge's requests until it hangs up:
     call or get a module-level name, or call, get an attribute of, or apply an
     operation to an object it holds a handle to."""

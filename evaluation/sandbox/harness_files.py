@@ -12,7 +12,16 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harness"
 AGENT_ENTRY = "from harness.agent import entry; entry()"
-FILES = ("__init__.py", "agent.py", "codec.py", "judge.py", "protocol.py", "pytest_judge.py", "solution.py")
+FILES = (
+    "__init__.py",
+    "agent.py",
+    "codec.py",
+    "judge.py",
+    "lite.py",
+    "protocol.py",
+    "pytest_judge.py",
+    "solution.py",
+)
 
 
 @lru_cache(maxsize=1)
