@@ -39,6 +39,9 @@ SCRATCH = tempfile.mkdtemp(prefix="bench-verify-")
 # Before Django reads its settings: a database of our own, quiet logs, nothing enqueued on submit.
 os.environ["DATABASE_URL"] = f"sqlite:///{SCRATCH}/bench.sqlite3"
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+# The pipeline as deployed: DEBUG (the embedded default) keeps a log of every SQL
+# statement in memory, which no worker in production does.
+os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ["VERIFY_ON_SUBMIT"] = "0"
 os.environ.setdefault("SANDBOX_REPLAY_DIR", str(Path(SCRATCH) / "replay"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import socket
 from dataclasses import replace
 from datetime import timedelta
+from threading import Lock
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from evaluation import metrics, mutation, probes
@@ -26,6 +26,7 @@ from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
 from evaluation.sandbox.errors import PoolBusy
 from evaluation.sandbox.types import Status
+from evaluation.services import execution_rows
 from evaluation.services.config import VerifyConfig, code_digest, execution_key
 from evaluation.services.flags import flags_for
 from tasks_app.models import State, TaskVersion
@@ -173,7 +174,40 @@ def _deadline_s(version: TaskVersion, total: int) -> float:
 # -- running ----------------------------------------------------------------------------------
 
 
-def execution_run(*, execution_id: int, worker: str | None = None, backend: str | None = None) -> Execution:
+class RunContext:
+    """What stays true while one in-process run lasts, shared by its threads: each
+    verification with its version (immutable rows), and a mutant's wall-time cap
+    once every reference run of its verification has ended (it cannot move then).
+
+    Scoped to one run, never a process-wide cache: a test database that rolls
+    back hands the same ids to other rows."""
+
+    def __init__(self) -> None:
+        self._lock = Lock()
+        self._verifications: dict[int, Verification] = {}
+        self._caps: dict[int, float] = {}
+
+    def verification(self, verification_id: int) -> Verification:
+        with self._lock:
+            found = self._verifications.get(verification_id)
+        if found is None:
+            found = Verification.objects.select_related("version").get(pk=verification_id)
+            with self._lock:
+                found = self._verifications.setdefault(verification_id, found)
+        return found
+
+    def cap(self, verification_id: int) -> float | None:
+        with self._lock:
+            return self._caps.get(verification_id)
+
+    def settle_cap(self, verification_id: int, cap: float) -> None:
+        with self._lock:
+            self._caps[verification_id] = cap
+
+
+def execution_run(
+    *, execution_id: int, worker: str | None = None, backend: str | None = None, context: RunContext | None = None
+) -> Execution:
     """Run one execution if nobody else is running it, and record its result.
 
     Steps: claim it (pending, a sandbox_error being retried, or running past its
@@ -182,16 +216,13 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
     SandboxUnavailable when the sandbox could not run it, after recording why.
     """
     now = timezone.now()
-    execution = Execution.objects.select_related("verification__version").get(pk=execution_id)
+    execution = execution_rows.execution_fetch(execution_id)
+    execution.verification = (context or RunContext()).verification(execution.verification_id)
     version = execution.verification.version
     stale = now - _claim_lifetime(version)
-    claimable = Q(status="pending") | Q(status="sandbox_error") | Q(status="running", started_at__lt=stale)
-    claimed = Execution.objects.filter(claimable, pk=execution_id).update(
-        status="running", started_at=now, worker=worker or worker_name(), attempts=F("attempts") + 1
-    )
-    if not claimed:
+    if not execution_rows.execution_claim(execution_id, now=now, stale=stale, worker=worker or worker_name()):
         return execution  # done already, or running elsewhere
-    request = execution_request(execution)
+    request = execution_request(execution, context=context)
     config = execution.verification.config or {}
     try:
         result = engine.run(request, backend=backend or config.get("backend") or None)
@@ -209,8 +240,7 @@ def execution_run(*, execution_id: int, worker: str | None = None, backend: str 
         "request_digest": result.request_digest,  # computed once, where the engine kept the request
         "finished_at": timezone.now(),
     }
-    Execution.objects.filter(pk=execution_id).update(**outcome)
-    _count_progress(execution.verification_id)
+    _record(execution, outcome)
     # What this call wrote, without reading the row back (a query per execution saved).
     for name, value in {**outcome, "started_at": now, "worker": worker or worker_name()}.items():
         setattr(execution, name, value)
@@ -234,27 +264,31 @@ MUTANT_CAP_FLOOR_S = 1.0
 MUTANT_CAP_UNKNOWN_S = 5.0
 
 
-def _wall_cap(execution: Execution) -> float | None:
+def _wall_cap(execution: Execution, context: RunContext | None = None) -> float | None:
     if execution.role == "probe":
         return SLEEP_PROBE_CAP_S if execution.subject in probes.TIMEOUT_PROBES else None
     if execution.role != "mutant":
         return None
-    slowest = (
-        Execution.objects.filter(verification_id=execution.verification_id, role="reference", status="passed")
-        .aggregate(slowest=Max("wall_s"))
-        .get("slowest")
+    settled = context.cap(execution.verification_id) if context is not None else None
+    if settled is not None:
+        return settled
+    references = Execution.objects.filter(verification_id=execution.verification_id, role="reference")
+    found = references.aggregate(
+        slowest=Max("wall_s", filter=Q(status="passed")), unfinished=Count("pk", filter=~Q(status__in=FINAL[:-1]))
     )
-    if slowest is None:
-        return MUTANT_CAP_UNKNOWN_S
-    return max(MUTANT_CAP_FLOOR_S, MUTANT_CAP_FACTOR * float(slowest))
+    slowest = found["slowest"]
+    cap = MUTANT_CAP_UNKNOWN_S if slowest is None else max(MUTANT_CAP_FLOOR_S, MUTANT_CAP_FACTOR * float(slowest))
+    if context is not None and not found["unfinished"]:
+        context.settle_cap(execution.verification_id, cap)
+    return cap
 
 
-def execution_request(execution: Execution) -> Any:
+def execution_request(execution: Execution, *, context: RunContext | None = None) -> Any:
     """The sandbox request of an execution: its program against its version's tests,
     under the version's limits, or the shorter wall time above."""
     version = execution.verification.version
     request = run_request_for(version, execution.code, seed=execution.seed, repeat=execution.repeat)
-    cap = _wall_cap(execution)
+    cap = _wall_cap(execution, context)
     if cap is None or request.limits.wall_s <= cap:
         return request
     return replace(request, limits=replace(request.limits, wall_s=cap, cpu_s=min(request.limits.cpu_s, cap)))
@@ -276,18 +310,30 @@ def execution_claim_stale_in(*, execution_id: int) -> float | None:
     return max(1.0, (expires - timezone.now()).total_seconds())
 
 
-def _count_progress(verification_id: int) -> None:
-    """Recount rather than increment: a redelivered execution must not count twice."""
+def _record(execution: Execution, outcome: dict[str, Any]) -> None:
+    """Write a run's outcome and count it in its verification's progress, together.
+
+    Only a running execution takes an outcome: when a stale claim was taken over
+    and both workers finish, the first to finish is recorded and counted, the
+    other's write matches nothing. So progress is an increment that never counts
+    an execution twice (a recount per execution cost a scan of the verification's
+    rows each time); a sandbox_error is not progress, its retry is.
+
+    Two statements, not one transaction: a worker killed between them leaves the
+    figure one short, which the reaper's recount and the finish (done = total)
+    put right; the verdict never reads it."""
+    written = execution_rows.execution_record(execution.pk, outcome)
+    if written and outcome["status"] != "sandbox_error":
+        execution_rows.verification_count_done(execution.verification_id)
+
+
+def _recount_progress(verification_id: int) -> None:
     done = (
         Execution.objects.filter(verification_id=verification_id, status__in=FINAL)
         .exclude(status="sandbox_error")
-        .order_by()
-        .values("verification_id")
-        .annotate(n=Count("pk"))
-        .values("n")
+        .count()
     )
-    # One statement: the count is taken in the UPDATE itself.
-    Verification.objects.filter(pk=verification_id).update(done=Coalesce(Subquery(done), 0))
+    Verification.objects.filter(pk=verification_id).update(done=done)
 
 
 # -- finishing --------------------------------------------------------------------------------
@@ -393,9 +439,10 @@ def verifications_run(
     receives the seconds each step took (plan_s, run_s, finish_s).
     """
     import time
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from queue import Queue
+    from threading import Thread
 
-    from django.db import connections
+    from django.db import connection, connections
 
     clock = [time.perf_counter()]
 
@@ -409,20 +456,45 @@ def verifications_run(
     todo = [pk for _, pk in sorted(ranked, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
     lap("plan_s")
 
-    def one(execution_id: int) -> None:
-        try:
-            execution_run(execution_id=execution_id)
-        except SandboxUnavailable:
-            pass  # recorded on the execution: finishing reports the infrastructure error
-        finally:
-            connections.close_all()  # this thread's own connection: a pool thread must not leak it
+    queue: Queue[int | None] = Queue()
+    ended: Queue[BaseException | None] = Queue()
+    context = RunContext()
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        # The tests' database without DATABASE_URL: its shared cache locks whole
+        # tables across connections, which no busy timeout waits out. One thread.
+        workers = 1
 
-    with ThreadPoolExecutor(max(1, workers)) as pool:
-        futures = [pool.submit(one, execution_id) for execution_id in todo]
-        for done, future in enumerate(as_completed(futures), 1):
-            future.result()
-            if progress is not None:
-                progress(done, len(todo))
+    def work() -> None:
+        """One thread: executions off the queue until its end marker, on one database
+        connection of its own, closed when the thread ends (not one per execution)."""
+        try:
+            while (execution_id := queue.get()) is not None:
+                try:
+                    execution_run(execution_id=execution_id, context=context)
+                except SandboxUnavailable:
+                    pass  # recorded on the execution: finishing reports the infrastructure error
+                except BaseException as exc:
+                    ended.put(exc)
+                    continue
+                ended.put(None)
+        finally:
+            connections.close_all()
+
+    threads = [Thread(target=work, daemon=True) for _ in range(max(1, workers))]
+    for execution_id in todo:
+        queue.put(execution_id)
+    for thread in threads:
+        queue.put(None)
+        thread.start()
+    failure: BaseException | None = None
+    for done in range(1, len(todo) + 1):
+        failure = failure or ended.get()
+        if progress is not None:
+            progress(done, len(todo))
+    for thread in threads:
+        thread.join()
+    if failure is not None:
+        raise failure
     lap("run_s")
     ids = [verification.pk for verification, _ in planned]
     for verification_id in ids:
@@ -450,6 +522,7 @@ def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
     )
     for verification in stuck:
         todo = _todo(verification)
+        _recount_progress(verification.pk)
         Verification.objects.filter(pk=verification.pk).update(
             deadline_at=now + timedelta(seconds=_deadline_s(verification.version, len(todo) or 1))
         )

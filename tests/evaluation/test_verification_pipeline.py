@@ -198,3 +198,37 @@ def test_two_tasks_with_the_same_content_each_get_their_own_evidence(curator):
     b = verification_run_inline(version=second.latest_version, config=SMALL)
     assert a.total == b.total > 0 and b.executions.count() == b.total
     assert b.summary["mutation_score"]["trials"] > 0
+
+
+def test_an_execution_is_recorded_and_counted_once_when_two_workers_finish_it(curator):
+    """A stale claim taken over means two workers may finish one execution: the first
+    result is recorded and counted, the second writes nothing. What the hot path writes
+    as plain SQL reads back through the ORM as the ORM would have stored it."""
+    from django.utils import timezone
+
+    from evaluation.services import execution_rows
+
+    task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="twice")
+    verification, todo = verification_plan(version=task.latest_version, config=SMALL)
+    first = execution_run(execution_id=todo[0])
+    stored = Execution.objects.get(pk=todo[0])
+    assert stored.status == first.status == "passed" and stored.result["status"] == "passed"
+    assert stored.finished_at is not None and stored.finished_at.tzinfo is not None
+    assert abs((stored.started_at - first.started_at).total_seconds()) < 1e-3 and stored.attempts == 1
+    verification.refresh_from_db()
+    assert verification.done == 1
+
+    late = {"status": "failed", "result": {"status": "failed"}, "wall_s": 9.0, "finished_at": timezone.now()}
+    assert execution_rows.execution_record(todo[0], late) is False  # the row is no longer running
+    assert Execution.objects.get(pk=todo[0]).status == "passed"
+    assert execution_run(execution_id=todo[0]).attempts == 1  # nothing to claim: not run again
+    verification.refresh_from_db()
+    assert verification.done == 1
+
+    # A worker killed between recording and counting leaves progress short; the reaper recounts.
+    Verification.objects.filter(pk=verification.pk).update(done=0, deadline_at=timezone.now())
+    from evaluation.services import verifications_reap
+
+    verifications_reap()
+    verification.refresh_from_db()
+    assert verification.done == 1
