@@ -222,7 +222,13 @@ VERIFICATION = {
     # An execution "running" this long past its time limit lost its worker: another may claim it.
     "STALE_AFTER_S": env_int("VERIFY_STALE_AFTER_S", 120),
 }
-CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}}
+# Difficulty from solver rollouts (evaluation/difficulty/, docs/difficulty.md).
+DIFFICULTY = {
+    "REGULARISATION": 1.0,  # L2 strength of the item-response fit (1 / scikit-learn's C)
+    "BOOTSTRAP": env_int("DIFFICULTY_BOOTSTRAP", 100),  # refits for the intervals
+    "SEED": 0,
+}
+CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}, "evaluation.run_attempt": {"queue": "sandbox"}}
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-verifications": {"task": "evaluation.reap_verifications", "schedule": 300.0},
 }

@@ -125,3 +125,103 @@ class MutantEquivalence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task.slug}: mutant {self.mutant_digest[:12]} equivalent"
+
+
+# -- rollouts and difficulty ---------------------------------------------------------------
+
+ATTEMPT_STATUSES = EXECUTION_STATUSES
+
+
+class Solver(models.Model):
+    """Whoever produced completions: a model, a checkpoint, a person. Named by the
+    uploader (`--solver`, the upload form, or each line's `solver`)."""
+
+    name = models.CharField(max_length=120, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SampleUpload(models.Model):
+    """One file of samples. Its digest (SHA-256 of the bytes and the default solver)
+    is unique: uploading the same file again finds this row and adds nothing."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    filename = models.CharField(max_length=255, blank=True)
+    solver = models.ForeignKey(Solver, null=True, blank=True, on_delete=models.PROTECT, related_name="uploads")
+    source = models.CharField(max_length=16, default="cli")  # cli | api | ui | trainer
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    samples = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)  # attempts added (the rest were there already)
+    total = models.PositiveIntegerField(default=0)  # attempts to run
+    done = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"upload {self.digest[:12]} ({self.samples} samples)"
+
+
+class Attempt(models.Model):
+    """One solver's completion for one task version, and its outcome. Unique per
+    (solver, version, sample_id): a repeated upload or a retried post adds nothing.
+    `trusted`: the outcome was computed and posted by a trainer, not run here."""
+
+    solver = models.ForeignKey(Solver, on_delete=models.CASCADE, related_name="attempts")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attempts")
+    version = models.ForeignKey(TaskVersion, on_delete=models.CASCADE, related_name="attempts")
+    upload = models.ForeignKey(SampleUpload, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempts")
+    sample_id = models.CharField(max_length=200)
+    code = models.TextField(blank=True)
+    code_digest = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=24, choices=[(s, s) for s in ATTEMPT_STATUSES], default="pending")
+    trusted = models.BooleanField(default=False)
+    result = models.JSONField(null=True, blank=True)
+    wall_s = models.FloatField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    tries = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["solver", "version", "sample_id"], name="attempt_unique_sample"),
+        ]
+        indexes = [models.Index(fields=["task", "solver", "status"]), models.Index(fields=["upload", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.solver} on {self.version} #{self.sample_id}: {self.status}"
+
+
+class DifficultyFit(models.Model):
+    """One item-response fit over every counted attempt at the time. Earlier fits
+    are kept, for comparison. `data_digest` hashes the (solver, task, attempts,
+    passes) cells it was fitted on: the same digest and parameters, the same fit."""
+
+    state = models.CharField(max_length=16, default="running")  # running | done | failed
+    params = models.JSONField(default=dict)
+    data_digest = models.CharField(max_length=64, blank=True)
+    solvers = models.PositiveIntegerField(default=0)
+    tasks = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    log_loss = models.FloatField(null=True, blank=True)
+    abilities = models.JSONField(default=dict)  # solver name -> {value, low, high}
+    difficulties = models.JSONField(default=dict)  # task slug -> {value, low, high}
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"difficulty fit {self.pk} ({self.state}, {self.tasks} tasks)"

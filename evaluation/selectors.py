@@ -99,3 +99,38 @@ def verification_report(verification: Verification, *, role: str = "", status: s
 def _diff(reference: str, mutant: str) -> str:
     lines = difflib.unified_diff(reference.splitlines(True), mutant.splitlines(True), "reference.py", "mutant.py")
     return "".join(lines)
+
+
+# -- rollouts and difficulty ---------------------------------------------------------------
+
+COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded")
+
+
+def attempt_counts(*, task: str = "", solver: str = "") -> list[dict[str, Any]]:
+    """Attempts and passes per (task, solver) on each task's latest version. Only
+    finished attempts count: a sandbox error is the platform's failure, not the
+    solver's, and is left out of both numbers."""
+    from django.db.models import F, Q
+
+    from evaluation.models import Attempt
+
+    rows = Attempt.objects.filter(version_id=F("task__latest_version_id"), status__in=COUNTED_ATTEMPTS)
+    if task:
+        rows = rows.filter(task__slug=task)
+    if solver:
+        rows = rows.filter(solver__name=solver)
+    grouped = (
+        rows.values("task__slug", "solver__name")
+        .annotate(attempts=Count("pk"), passes=Count("pk", filter=Q(status="passed")))
+        .order_by("task__slug", "solver__name")
+    )
+    return [{"task": r["task__slug"], "solver": r["solver__name"], "attempts": r["attempts"], "passes": r["passes"]}
+            for r in grouped]  # fmt: skip
+
+
+def pass_at_k_rows(*, task: str = "", solver: str = "", ks: tuple[int, ...] = (1, 5, 10)) -> list[dict[str, Any]]:
+    """attempt_counts with pass@k and its interval for each k."""
+    from evaluation.difficulty.passk import pass_at_ks
+
+    return [{**row, "pass_at_k": [p.as_dict() for p in pass_at_ks(row["attempts"], row["passes"], ks)]}
+            for row in attempt_counts(task=task, solver=solver)]  # fmt: skip

@@ -19,6 +19,8 @@ from evaluation.services import (
     verifications_reap,
 )
 from evaluation.services.config import VerifyConfig
+from evaluation.services.difficulty import difficulty_fit_create
+from evaluation.services.rollouts import attempt_run, upload_finish
 from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
@@ -87,3 +89,54 @@ def reap_verifications() -> int:
     for verification_id, todo in resumed:
         enqueue_executions(verification_id, todo)
     return len(resumed)
+
+
+# -- rollouts and difficulty ---------------------------------------------------------------
+
+
+def enqueue_attempts(upload_id: int, attempt_ids: list[int]) -> None:
+    if not attempt_ids:
+        finish_upload.delay(upload_id)
+        return
+    for attempt_id in attempt_ids:
+        run_attempt.apply_async((attempt_id,), queue=SANDBOX_QUEUE)
+
+
+@shared_task(
+    name="evaluation.run_attempt",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(SandboxUnavailable,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def run_attempt(self, attempt_id: int) -> str:
+    """Run one solver attempt; retried with backoff only when the sandbox failed."""
+    attempt = attempt_run(attempt_id=attempt_id, worker=self.request.hostname or None)
+    if attempt.upload_id is not None and upload_finish(upload_id=attempt.upload_id):
+        fit_difficulty.delay()
+    return attempt.status
+
+
+@shared_task(name="evaluation.finish_upload", acks_late=True)
+def finish_upload(upload_id: int) -> bool:
+    finished = upload_finish(upload_id=upload_id)
+    if finished:
+        fit_difficulty.delay()
+    return finished
+
+
+@shared_task(name="evaluation.fit_difficulty", acks_late=True)
+def fit_difficulty(bootstrap: int | None = None) -> int:
+    """Refit difficulty over every counted attempt (after new rollouts, or on demand)."""
+    from django.conf import settings
+
+    options = getattr(settings, "DIFFICULTY", {})
+    return difficulty_fit_create(
+        regularisation=float(options.get("REGULARISATION", 1.0)),
+        bootstrap=int(options.get("BOOTSTRAP", 100) if bootstrap is None else bootstrap),
+        seed=int(options.get("SEED", 0)),
+    ).pk

@@ -439,10 +439,8 @@ def verifications_run(
     receives the seconds each step took (plan_s, run_s, finish_s).
     """
     import time
-    from queue import Queue
-    from threading import Thread
 
-    from django.db import connection, connections
+    from evaluation.services.threads import run_on_threads
 
     clock = [time.perf_counter()]
 
@@ -456,45 +454,15 @@ def verifications_run(
     todo = [pk for _, pk in sorted(ranked, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
     lap("plan_s")
 
-    queue: Queue[int | None] = Queue()
-    ended: Queue[BaseException | None] = Queue()
     context = RunContext()
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        # The tests' database without DATABASE_URL: its shared cache locks whole
-        # tables across connections, which no busy timeout waits out. One thread.
-        workers = 1
 
-    def work() -> None:
-        """One thread: executions off the queue until its end marker, on one database
-        connection of its own, closed when the thread ends (not one per execution)."""
+    def one(execution_id: int) -> None:
         try:
-            while (execution_id := queue.get()) is not None:
-                try:
-                    execution_run(execution_id=execution_id, context=context)
-                except SandboxUnavailable:
-                    pass  # recorded on the execution: finishing reports the infrastructure error
-                except BaseException as exc:
-                    ended.put(exc)
-                    continue
-                ended.put(None)
-        finally:
-            connections.close_all()
+            execution_run(execution_id=execution_id, context=context)
+        except SandboxUnavailable:
+            pass  # recorded on the execution: finishing reports the infrastructure error
 
-    threads = [Thread(target=work, daemon=True) for _ in range(max(1, workers))]
-    for execution_id in todo:
-        queue.put(execution_id)
-    for thread in threads:
-        queue.put(None)
-        thread.start()
-    failure: BaseException | None = None
-    for done in range(1, len(todo) + 1):
-        failure = failure or ended.get()
-        if progress is not None:
-            progress(done, len(todo))
-    for thread in threads:
-        thread.join()
-    if failure is not None:
-        raise failure
+    run_on_threads(todo, one, workers=workers, progress=progress)
     lap("run_s")
     ids = [verification.pk for verification, _ in planned]
     for verification_id in ids:

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.management.progress import progress_bar
 from evaluation.models import Verification, VerificationState
 from evaluation.selectors import versions_to_verify
 from evaluation.services import verification_plan, verifications_run
@@ -80,13 +81,7 @@ class Command(BaseCommand):
             time.sleep(1.0)
 
     def progress(self, done: int, total: int) -> None:
-        width = 40
-        filled = width * done // total if total else width
-        stream = getattr(self.stderr, "_out", sys.stderr)
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} executions")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
+        progress_bar(getattr(self.stderr, "_out", sys.stderr), done, total, "executions")
 
     def report(self, ids: list[int]) -> None:
         for verification in (

@@ -1,0 +1,82 @@
+"""Fitting difficulty from the attempts on record, and keeping every fit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from typing import Any
+
+from django.utils import timezone
+
+from evaluation.difficulty.irt import Cell, band_of, fit_1pl
+from evaluation.models import DifficultyFit
+from evaluation.selectors import attempt_counts
+
+
+def difficulty_fit_create(
+    *, regularisation: float = 1.0, bootstrap: int = 100, seed: int = 0, actor: Any = None
+) -> DifficultyFit:
+    """Fit abilities and difficulties to every counted attempt, and keep the fit.
+
+    Steps: gather (solver, task, attempts, passes) on each task's latest version
+    (sandbox errors and unfinished attempts left out); record a running fit with
+    the digest of those cells; fit (irt.fit_1pl) with bootstrap intervals; store
+    the figures, or the reason it could not fit (no attempts, bad parameters).
+    """
+    counts = attempt_counts()
+    cells = [Cell(r["solver"], r["task"], r["attempts"], r["passes"]) for r in counts]
+    params = {"model": "1PL", "regularisation": regularisation, "bootstrap": bootstrap, "seed": seed}
+    data = [params, sorted((c.solver, c.task, c.attempts, c.passes) for c in cells)]
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    fit_row = DifficultyFit.objects.create(params=params, data_digest=digest, requested_by=actor)
+    try:
+        fit = fit_1pl(cells, regularisation=regularisation, bootstrap=bootstrap, seed=seed)
+    except ValueError as exc:
+        DifficultyFit.objects.filter(pk=fit_row.pk).update(state="failed", error=str(exc), finished_at=timezone.now())
+        fit_row.refresh_from_db()
+        return fit_row
+
+    def figures(values: dict[str, float], intervals: dict[str, tuple[float, float]]) -> dict[str, dict]:
+        return {
+            name: {"value": round(value, 4), "low": round(intervals[name][0], 4) if name in intervals else None,
+                   "high": round(intervals[name][1], 4) if name in intervals else None}
+            for name, value in values.items()
+        }  # fmt: skip
+
+    DifficultyFit.objects.filter(pk=fit_row.pk).update(
+        state="done",
+        solvers=len(fit.abilities),
+        tasks=len(fit.difficulties),
+        attempts=fit.attempts,
+        log_loss=round(fit.log_loss, 6),
+        abilities=figures(fit.abilities, fit.ability_intervals),
+        difficulties=figures(fit.difficulties, fit.difficulty_intervals),
+        finished_at=timezone.now(),
+    )
+    fit_row.refresh_from_db()
+    return fit_row
+
+
+def target_ability(fit: DifficultyFit, solver: str | None = None) -> tuple[float, str]:
+    """The ability bands are read against: the named solver's, else the median
+    solver's. Returns (ability, what it is)."""
+    if solver:
+        if solver not in fit.abilities:
+            raise ValueError(f"solver {solver!r} is not in fit {fit.pk}; it has {', '.join(sorted(fit.abilities))}")
+        return float(fit.abilities[solver]["value"]), f"solver {solver}"
+    if not fit.abilities:
+        raise ValueError(f"fit {fit.pk} has no solvers")
+    return statistics.median(float(a["value"]) for a in fit.abilities.values()), "the median solver"
+
+
+def difficulty_bands(fit: DifficultyFit, *, solver: str | None = None) -> dict[str, dict[str, Any]]:
+    """Each task's expected pass rate at the target ability, and its band."""
+    import math
+
+    ability, _ = target_ability(fit, solver)
+    bands = {}
+    for task, figure in fit.difficulties.items():
+        rate = 1.0 / (1.0 + math.exp(-(ability - float(figure["value"]))))
+        bands[task] = {"expected_pass_rate": round(rate, 4), "band": band_of(rate)}
+    return bands

@@ -1,0 +1,73 @@
+"""The samples format: what is read, and the clear refusal of what is not."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from evaluation.difficulty.samples import SamplesError, extract_code, parse_samples, with_prompt
+
+
+def _jsonl(*rows: object) -> bytes:
+    return "\n".join(json.dumps(r) if not isinstance(r, str) else r for r in rows).encode()
+
+
+def test_lines_are_read_with_their_solver_and_ids():
+    data = _jsonl(
+        {"task_id": "HumanEval/0", "completion": "    return 1\n"},
+        "",
+        {"task_id": "HumanEval/0", "completion": "x", "solver": "m2", "sample_id": "a"},
+        {"task_id": 7, "completion": "y", "sample_id": 3},
+        {"task_id": "HumanEval/0", "completion": "z"},
+    )
+    samples = parse_samples(data)
+    assert [(s.line, s.task_id, s.solver, s.sample_id) for s in samples] == [
+        (1, "HumanEval/0", None, "0"),
+        (3, "HumanEval/0", "m2", "a"),
+        (4, "7", None, "3"),
+        (5, "HumanEval/0", None, "1"),
+    ]
+    assert parse_samples(gzip.compress(data)) == samples
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "reason"),
+    [
+        (b"", 0, "empty"),
+        (b'{"task_id": "t", "completion": "x"}\n{"task_id": "t", "completion": ', 2, "not valid JSON"),
+        (b'[1, 2]', 1, "expected a JSON object"),
+        (b'{"completion": "x"}', 1, "`task_id` is missing"),
+        (b'{"task_id": "t"}', 1, "`completion` is missing"),
+        (b'{"task_id": "  ", "completion": "x"}', 1, "`task_id` is empty"),
+        (b'{"task_id": "t", "completion": 5}', 1, "`completion` must be a string"),
+        (b'{"task_id": "t", "completion": "x", "solver": ["a"]}', 1, "`solver` must be a string"),
+        (b'{"task_id": "t", "completion": "x", "sample_id": "s"}\n'
+         b'{"task_id": "t", "completion": "y", "sample_id": "s"}', 2, "repeats"),
+        (b'{"task_id": "t", "completion": "ok"}\n{"task_id": "t", "completion": "\xff"}', 2, "not UTF-8"),
+        (b"\x1f\x8b\x08\x00garbage", 0, "does not decompress"),
+    ],
+)  # fmt: skip
+def test_a_bad_file_is_refused_at_its_first_bad_line(data, line, reason):
+    with pytest.raises(SamplesError) as error:
+        parse_samples(data)
+    assert error.value.line == line and reason in str(error.value)
+    assert str(error.value).startswith(f"line {line}: ") == bool(line)
+
+
+def test_code_comes_from_the_first_fenced_block_or_the_whole_text():
+    answer = "Here you go:\n```python\ndef f():\n    return 1\n```\nand more\n```\nother\n```"
+    assert extract_code(answer) == "def f():\n    return 1\n"
+    assert extract_code("```\nprint(1)\n```") == "print(1)\n"
+    assert extract_code("def f():\n    return 2\n") == "def f():\n    return 2\n"
+    assert extract_code("```python\ndef g(): pass") == "def g(): pass"  # an unclosed fence runs to the end
+    assert extract_code("```") == "```"
+
+
+def test_a_body_goes_behind_the_prompt_and_a_whole_program_stands_alone():
+    prompt = 'def add(a, b):\n    """Sum."""\n'
+    assert with_prompt("    return a + b\n", prompt=prompt, entry_point="add") == prompt + "    return a + b\n"
+    whole = "def add(a, b):\n    return b + a\n"
+    assert with_prompt(whole, prompt=prompt, entry_point="add") == whole
+    assert with_prompt("print(1)\n", prompt="", entry_point="") == "print(1)\n"
