@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -21,6 +21,9 @@ bench-sandbox:  ## the sandbox benchmark alone (warm, cold, Docker, HumanEval th
 
 bench-verify:  ## the verification benchmark alone (all of HumanEval through the pipeline vs the raw engine)
 	@.venv/bin/python bench/verify.py
+
+bench-duplicates:  ## precision and recall of the near-duplicate detector on planted copies of HumanEval
+	@.venv/bin/python bench/duplicates.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh

@@ -227,6 +227,8 @@ DIFFICULTY = {
     "REGULARISATION": 1.0,  # L2 strength of the item-response fit (1 / scikit-learn's C)
     "BOOTSTRAP": env_int("DIFFICULTY_BOOTSTRAP", 100),  # refits for the intervals
     "SEED": 0,
+    # Bands (TOO_EASY, TOO_HARD) are read against this solver's ability; empty: the median solver's.
+    "TARGET_SOLVER": env_str("DIFFICULTY_TARGET_SOLVER", ""),
 }
 CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}, "evaluation.run_attempt": {"queue": "sandbox"}}
 CELERY_BEAT_SCHEDULE = {

@@ -225,3 +225,32 @@ class DifficultyFit(models.Model):
 
     def __str__(self) -> str:
         return f"difficulty fit {self.pk} ({self.state}, {self.tasks} tasks)"
+
+
+class TaskFlag(models.Model):
+    """A flag on a task from looking across the catalogue or its rollouts, not from
+    one verification: DUPLICATE (with the other task in `related`), TOO_EASY and
+    TOO_HARD (from a difficulty fit). Recomputed by the scan that raises it: a flag
+    the latest scan no longer finds is removed."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="task_flags")
+    code = models.CharField(max_length=32)
+    severity = models.CharField(max_length=8, choices=[("error", "error"), ("warning", "warning")])
+    message = models.TextField()
+    related = models.ForeignKey(Task, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    details = models.JSONField(default=dict, blank=True)
+    fit = models.ForeignKey(DifficultyFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="flags")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_id", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "code", "related"], name="task_flag_unique"),
+            models.UniqueConstraint(
+                fields=["task", "code"], condition=Q(related__isnull=True), name="task_flag_unique_unrelated"
+            ),
+        ]
+        indexes = [models.Index(fields=["code"])]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug}: {self.code}"

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from evaluation.difficulty.irt import Cell, band_of, fit_1pl
+from evaluation.difficulty.irt import TOO_EASY, TOO_HARD, Cell, band_of, fit_1pl
 from evaluation.models import DifficultyFit
 from evaluation.selectors import attempt_counts
 
@@ -55,7 +55,47 @@ def difficulty_fit_create(
         finished_at=timezone.now(),
     )
     fit_row.refresh_from_db()
+    _flag_bands(fit_row)
     return fit_row
+
+
+BAND_FLAGS = {
+    TOO_EASY: "passes this task with probability {rate:.0%}: a group of rollouts would almost always all pass, "
+    "which gives a group-relative policy gradient no signal",
+    TOO_HARD: "passes this task with probability {rate:.0%}: a group of rollouts would almost always all fail, "
+    "which gives a group-relative policy gradient no signal",
+}
+
+
+def _flag_bands(fit: DifficultyFit) -> None:
+    """TOO_EASY and TOO_HARD flags from the newest fit, against the configured target
+    solver (settings.DIFFICULTY["TARGET_SOLVER"]) or the median one; they replace the
+    last fit's."""
+    from django.conf import settings
+    from django.db import transaction
+
+    from evaluation.models import TaskFlag
+    from tasks_app.models import Task
+
+    solver = getattr(settings, "DIFFICULTY", {}).get("TARGET_SOLVER") or None
+    if solver and solver not in fit.abilities:
+        solver = None  # the configured solver has no rollouts in this fit: read against the median
+    ability, against = target_ability(fit, solver)
+    tasks = {t.slug: t for t in Task.objects.filter(slug__in=list(fit.difficulties))}
+    flags = []
+    for slug, band in difficulty_bands(fit, solver=solver).items():
+        if band["band"] not in BAND_FLAGS or slug not in tasks:
+            continue
+        rate = band["expected_pass_rate"]
+        message = f"A solver of the target ability ({against}, {ability:+.2f}) " + BAND_FLAGS[band["band"]].format(
+            rate=rate
+        )
+        flags.append(TaskFlag(task=tasks[slug], code=band["band"], severity="warning", message=message, fit=fit,
+                              details={"expected_pass_rate": rate, "target": against, "ability": ability,
+                                       "difficulty": fit.difficulties[slug]}))  # fmt: skip
+    with transaction.atomic():
+        TaskFlag.objects.filter(code__in=list(BAND_FLAGS)).delete()
+        TaskFlag.objects.bulk_create(flags)
 
 
 def target_ability(fit: DifficultyFit, solver: str | None = None) -> tuple[float, str]:

@@ -141,3 +141,31 @@ def test_the_commands_ingest_run_and_fit(tasks, tmp_path, capsys):
         call_command("ingest_samples", str(tmp_path / "missing.jsonl"), "--solver", "m")
     with pytest.raises(CommandError, match="--bootstrap must be 0 or more"):
         call_command("fit_difficulty", "--bootstrap", "-1")
+
+
+def test_bands_become_flags_that_say_why_and_the_next_fit_replaces_them(tasks, settings):
+    from evaluation.models import TaskFlag
+    from evaluation.services.difficulty import _flag_bands
+
+    settings.DIFFICULTY = {**settings.DIFFICULTY, "TARGET_SOLVER": "mid"}
+    fit = DifficultyFit.objects.create(
+        state="done",
+        abilities={"mid": {"value": 0.0, "low": -0.5, "high": 0.5}},
+        difficulties={
+            "add-two": {"value": -4.0, "low": -5, "high": -3},
+            "add-three": {"value": 4.0, "low": 3, "high": 5},
+        },
+    )
+    _flag_bands(fit)
+    easy, hard = TaskFlag.objects.get(task__slug="add-two"), TaskFlag.objects.get(task__slug="add-three")
+    assert (easy.code, hard.code) == ("TOO_EASY", "TOO_HARD") and easy.severity == "warning"
+    assert "solver mid" in easy.message and "98%" in easy.message and "all pass" in easy.message
+    assert "2%" in hard.message and easy.fit == fit
+
+    fit.difficulties = {
+        "add-two": {"value": 0.0, "low": -1, "high": 1},
+        "add-three": {"value": 0.5, "low": 0, "high": 1},
+    }
+    fit.save()
+    _flag_bands(fit)  # both now in the learnable zone: the flags go
+    assert not TaskFlag.objects.filter(code__in=["TOO_EASY", "TOO_HARD"]).exists()
