@@ -214,7 +214,10 @@ class DifficultyFit(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     log_loss = models.FloatField(null=True, blank=True)
     abilities = models.JSONField(default=dict)  # solver name -> {value, low, high}
-    difficulties = models.JSONField(default=dict)  # task slug -> {value, low, high}
+    difficulties = models.JSONField(default=dict)  # task slug -> {value, low, high, attempts}
+    # Tasks with too few attempts, or none: slug -> predicted difficulty, and how well the predictor did.
+    predicted = models.JSONField(default=dict)
+    predictor = models.JSONField(default=dict)
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

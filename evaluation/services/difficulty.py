@@ -10,6 +10,7 @@ from typing import Any
 from django.utils import timezone
 
 from evaluation.difficulty.irt import TOO_EASY, TOO_HARD, Cell, band_of, fit_1pl
+from evaluation.difficulty.predict import TaskFeatures, predict_difficulty
 from evaluation.models import DifficultyFit
 from evaluation.selectors import attempt_counts
 
@@ -44,14 +45,24 @@ def difficulty_fit_create(
             for name, value in values.items()
         }  # fmt: skip
 
+    attempts_by_task: dict[str, int] = {}
+    for cell in cells:
+        attempts_by_task[cell.task] = attempts_by_task.get(cell.task, 0) + cell.attempts
+    difficulties = figures(fit.difficulties, fit.difficulty_intervals)
+    for task, figure in difficulties.items():
+        figure["attempts"] = attempts_by_task.get(task, 0)
+    measured = {t: f["value"] for t, f in difficulties.items() if f["attempts"] >= MIN_MEASURED_ATTEMPTS}
+    prediction = predict_difficulty(_task_features(), measured, seed=seed)
     DifficultyFit.objects.filter(pk=fit_row.pk).update(
+        predicted=prediction.predicted,
+        predictor={**prediction.as_dict(), "min_measured_attempts": MIN_MEASURED_ATTEMPTS},
         state="done",
         solvers=len(fit.abilities),
         tasks=len(fit.difficulties),
         attempts=fit.attempts,
         log_loss=round(fit.log_loss, 6),
         abilities=figures(fit.abilities, fit.ability_intervals),
-        difficulties=figures(fit.difficulties, fit.difficulty_intervals),
+        difficulties=difficulties,
         finished_at=timezone.now(),
     )
     fit_row.refresh_from_db()
@@ -96,6 +107,43 @@ def _flag_bands(fit: DifficultyFit) -> None:
     with transaction.atomic():
         TaskFlag.objects.filter(code__in=list(BAND_FLAGS)).delete()
         TaskFlag.objects.bulk_create(flags)
+
+
+# A task's difficulty is shown as measured once this many attempts went into it;
+# with fewer (or none) the predictor's figure is shown, marked as predicted.
+MIN_MEASURED_ATTEMPTS = 5
+
+
+def _task_features() -> list[TaskFeatures]:
+    """What the predictor may use of every task in the catalogue (retired ones left out)."""
+    from tasks_app.models import State, Task
+
+    tasks = (
+        Task.objects.exclude(state=State.RETIRED)
+        .exclude(latest_version=None)
+        .select_related("latest_version")
+        .prefetch_related("tags", "latest_version__solutions", "latest_version__verifications")
+    )
+    features = []
+    for task in tasks:
+        version = task.latest_version
+        references = [s.code for s in version.solutions.all() if s.role == "reference"]
+        done = [v for v in version.verifications.all() if v.summary]
+        summary = max(done, key=lambda v: v.created_at).summary if done else {}
+        features.append(
+            TaskFeatures(
+                key=task.slug,
+                statement=version.statement,
+                suite_kind=version.suite_kind,
+                visible_tests=len(version.visible_tests),
+                hidden_tests=len(version.hidden_tests),
+                reference=references[0] if references else "",
+                tags=tuple(sorted(t.name for t in task.tags.all())),
+                mutation_score=(summary.get("mutation_score") or {}).get("value"),
+                runtime_p50_s=(summary.get("runtime") or {}).get("p50"),
+            )
+        )
+    return features
 
 
 def target_ability(fit: DifficultyFit, solver: str | None = None) -> tuple[float, str]:

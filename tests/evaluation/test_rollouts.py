@@ -104,6 +104,9 @@ def test_fits_are_kept_and_bands_read_against_a_solver(tasks):
     assert first.state == "done" and (first.tasks, first.solvers, first.attempts) == (2, 2, 16)
     assert first.difficulties["add-three"]["value"] > first.difficulties["add-two"]["value"]
     assert first.abilities["strong"]["value"] > first.abilities["weak"]["value"]
+    assert first.difficulties["add-two"]["attempts"] == 8
+    # Two measured tasks are too few to learn from: nothing predicted, and the reason is on record.
+    assert first.predicted == {} and first.predictor["trained_on"] == 2 and first.predictor["cv_mae"] is None
     low, high = first.difficulties["add-two"]["low"], first.difficulties["add-two"]["high"]
     assert low <= first.difficulties["add-two"]["value"] <= high
     again = difficulty_fit_create(bootstrap=20, seed=1)
