@@ -134,3 +134,62 @@ def pass_at_k_rows(*, task: str = "", solver: str = "", ks: tuple[int, ...] = (1
 
     return [{**row, "pass_at_k": [p.as_dict() for p in pass_at_ks(row["attempts"], row["passes"], ks)]}
             for row in attempt_counts(task=task, solver=solver)]  # fmt: skip
+
+
+def latest_fit() -> Any:
+    from evaluation.models import DifficultyFit
+
+    return DifficultyFit.objects.filter(state="done").order_by("-created_at", "-pk").first()
+
+
+def difficulty_table(*, solver: str | None = None, fit: Any = None) -> dict[str, Any] | None:
+    """The latest fit as a curator reads it: each task's difficulty with where it comes
+    from (measured from enough attempts, or predicted), its interval, and its band
+    against the target solver; None before the first fit."""
+    import math
+
+    from evaluation.difficulty.irt import band_of
+    from evaluation.services.difficulty import MIN_MEASURED_ATTEMPTS, target_ability
+
+    fit = fit or latest_fit()
+    if fit is None:
+        return None
+    ability, against = target_ability(fit, solver)
+    rows = []
+    for task, figure in fit.difficulties.items():
+        enough = figure.get("attempts", 0) >= MIN_MEASURED_ATTEMPTS
+        if not enough and task in fit.predicted:
+            continue  # shown below, as predicted
+        rows.append({"task": task, "difficulty": figure["value"], "low": figure["low"], "high": figure["high"],
+                     "attempts": figure.get("attempts", 0),
+                     "source": "measured" if enough else "measured_few_attempts"})  # fmt: skip
+    for task, value in fit.predicted.items():
+        attempts = fit.difficulties.get(task, {}).get("attempts", 0)
+        rows.append({"task": task, "difficulty": value, "low": None, "high": None, "attempts": attempts,
+                     "source": "predicted"})  # fmt: skip
+    for row in rows:
+        rate = 1.0 / (1.0 + math.exp(-(ability - float(row["difficulty"]))))
+        row.update(expected_pass_rate=round(rate, 4), band=band_of(rate))
+    rows.sort(key=lambda r: r["difficulty"])
+    return {
+        "fit": {
+            "id": fit.pk,
+            "created_at": fit.created_at.isoformat(),
+            "tasks": fit.tasks,
+            "solvers": fit.solvers,
+            "attempts": fit.attempts,
+            "log_loss": fit.log_loss,
+            "data_digest": fit.data_digest,
+            "params": fit.params,
+        },
+        "target": {"ability": round(ability, 4), "against": against},
+        "predictor": fit.predictor,
+        "tasks": rows,
+        "solvers": sorted(
+            (
+                {"solver": name, "ability": f["value"], "low": f["low"], "high": f["high"]}
+                for name, f in fit.abilities.items()
+            ),
+            key=lambda r: -r["ability"],
+        ),
+    }
