@@ -193,3 +193,44 @@ def difficulty_table(*, solver: str | None = None, fit: Any = None) -> dict[str,
             key=lambda r: -r["ability"],
         ),
     }
+
+
+def diversity(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tasks by tag and band, so a curator sees what the catalogue lacks: tasks with
+    no difficulty yet count under "unknown"."""
+    from evaluation.difficulty.irt import LEARNABLE, TOO_EASY, TOO_HARD
+
+    bands = (TOO_EASY, LEARNABLE, TOO_HARD, "unknown")
+    band_of = {r["task"]: r["band"] for r in rows}
+    tasks = Task.objects.exclude(state=State.RETIRED).exclude(latest_version=None).prefetch_related("tags")
+    by_tag: dict[str, dict[str, int]] = {}
+    totals = dict.fromkeys(bands, 0)
+    for task in tasks:
+        band = band_of.get(task.slug, "unknown")
+        totals[band] += 1
+        for tag in task.tags.all() or []:
+            by_tag.setdefault(tag.name, dict.fromkeys(bands, 0))[band] += 1
+    ordered = sorted(by_tag.items(), key=lambda item: (-sum(item[1].values()), item[0]))
+    tag_rows = [{"tag": tag, "counts": [counts[b] for b in bands], "total": sum(counts.values())}
+                for tag, counts in ordered]  # fmt: skip
+    return {"bands": bands, "totals": [totals[b] for b in bands], "tags": tag_rows}
+
+
+def duplicate_pairs() -> list[dict[str, Any]]:
+    from evaluation.models import TaskFlag
+
+    flags = TaskFlag.objects.filter(code="DUPLICATE").select_related("task", "related").order_by("task__slug")
+    return [{"task": f.task.slug, "other": f.related.slug, "details": f.details, "message": f.message}
+            for f in flags if f.related is not None and f.task.slug < f.related.slug]  # fmt: skip
+
+
+def fits_recent(limit: int = 10) -> list[Any]:
+    from evaluation.models import DifficultyFit
+
+    return list(DifficultyFit.objects.order_by("-created_at", "-pk")[:limit])
+
+
+def uploads_recent(limit: int = 10) -> list[Any]:
+    from evaluation.models import SampleUpload
+
+    return list(SampleUpload.objects.select_related("solver").order_by("-created_at", "-pk")[:limit])

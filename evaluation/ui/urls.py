@@ -1,10 +1,14 @@
 from django.urls import path
 
-from evaluation.ui import views
+from evaluation.ui import difficulty, views
 
 app_name = "verification"
 urlpatterns = [
     path("verification/bulk/", views.bulk_verify, name="bulk"),
+    path("difficulty/", difficulty.dashboard, name="difficulty"),
+    path("difficulty/upload/", difficulty.upload, name="difficulty-upload"),
+    path("difficulty/refit/", difficulty.refit, name="difficulty-refit"),
+    path("difficulty/duplicates/", difficulty.scan_duplicates, name="difficulty-duplicates"),
     path("t/<slug:slug>/versions/<int:number>/verification/", views.report, name="report"),
     path("t/<slug:slug>/versions/<int:number>/verification/progress/", views.progress, name="progress"),
     path("t/<slug:slug>/versions/<int:number>/verification/run/", views.rerun, name="rerun"),
