@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -24,6 +24,9 @@ bench-verify:  ## the verification benchmark alone (all of HumanEval through the
 
 bench-duplicates:  ## precision and recall of the near-duplicate detector on planted copies of HumanEval
 	@.venv/bin/python bench/duplicates.py
+
+bench-difficulty:  ## the 1PL fit on 100,000 outcomes and the near-duplicate search over 10,000 tasks
+	@.venv/bin/python bench/difficulty.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh

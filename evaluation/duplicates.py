@@ -30,6 +30,7 @@ import json
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -166,14 +167,38 @@ def suite_digest(tests: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(sorted(normal)).encode()).hexdigest()
 
 
-def _similarities(texts: list[str], vectorizer: TfidfVectorizer) -> np.ndarray:
+def _vectors(texts: list[str], vectorizer: TfidfVectorizer) -> Any:
+    """L2-normalised TF-IDF rows (sparse), or None when there is nothing to compare."""
     if len(texts) < 2 or not any(t.strip() for t in texts):
-        return np.zeros((len(texts), len(texts)))
+        return None
     try:
-        matrix = vectorizer.fit_transform(texts)
-    except ValueError:  # an empty vocabulary: nothing to compare
-        return np.zeros((len(texts), len(texts)))
-    return (matrix @ matrix.T).toarray()  # rows are L2-normalised: this is the cosine
+        return vectorizer.fit_transform(texts).astype(np.float32)
+    except ValueError:  # an empty vocabulary
+        return None
+
+
+def _pairs_above(matrix: Any, threshold: float, block: int = 512) -> dict[tuple[int, int], float]:
+    """(i, j) with i < j and cosine(i, j) >= threshold, found a block of rows at a time:
+    the whole similarity matrix of 10,000 tasks would not fit in memory."""
+    found: dict[tuple[int, int], float] = {}
+    if matrix is None or threshold > 1.0:
+        return found
+    transposed = matrix.T.tocsc()
+    for start in range(0, matrix.shape[0], block):
+        scores = (matrix[start : start + block] @ transposed).toarray()
+        rows, cols = np.nonzero(scores >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            i = start + r
+            if i < c:
+                found[(i, c)] = float(scores[r, c])
+    return found
+
+
+def _cosines(matrix: Any, firsts: list[int], seconds: list[int]) -> np.ndarray:
+    """The cosine of each pair (rows are L2-normalised), all pairs in one sparse product."""
+    if matrix is None or not firsts:
+        return np.zeros(len(firsts))
+    return np.asarray(matrix[firsts].multiply(matrix[seconds]).sum(axis=1)).ravel()
 
 
 def find_duplicates(
@@ -187,27 +212,30 @@ def find_duplicates(
     `normalise=False` compares the code as written (the benchmark's baseline)."""
     if len({item.key for item in items}) != len(items):
         raise ValueError("item keys must be unique")
-    statements = _similarities(
+    statements = _vectors(
         [item.statement for item in items],
         TfidfVectorizer(analyzer="char_wb", ngram_range=(4, 6), sublinear_tf=True),
     )
-    code = _similarities(
+    code = _vectors(
         [" ".join(code_tokens(normalise_code(item.code) if normalise else item.code)) for item in items],
         TfidfVectorizer(ngram_range=(1, 3), sublinear_tf=True, token_pattern=r"\S+", lowercase=False),  # noqa: S106 - a regex
     )
-    digests = [suite_digest(item.tests) if item.tests else None for item in items]
+    by_statement = _pairs_above(statements, statement_threshold)
+    by_code = _pairs_above(code, code_threshold)
+    by_tests: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        if item.tests:
+            by_tests.setdefault(suite_digest(item.tests), []).append(index)
+    same_tests = {(a, b) for group in by_tests.values() for n, a in enumerate(group) for b in group[n + 1 :]}
+    found = sorted(set(by_statement) | set(by_code) | same_tests)
+    firsts, seconds = [i for i, _ in found], [j for _, j in found]
+    statement_scores, code_scores = _cosines(statements, firsts, seconds), _cosines(code, firsts, seconds)
     pairs = []
-    for i in range(len(items)):
-        for j in range(i + 1, len(items)):
-            reasons = []
-            if statements[i, j] >= statement_threshold:
-                reasons.append("statement")
-            if code[i, j] >= code_threshold:
-                reasons.append("reference code")
-            same_tests = digests[i] is not None and digests[i] == digests[j]
-            if same_tests:
-                reasons.append("identical tests")
-            if reasons:
-                pairs.append(Pair(items[i].key, items[j].key, round(float(statements[i, j]), 4),
-                                  round(float(code[i, j]), 4), same_tests, tuple(reasons)))  # fmt: skip
+    for n, (i, j) in enumerate(found):
+        channels = (("statement", by_statement), ("reference code", by_code))
+        reasons = [name for name, hits in channels if (i, j) in hits]
+        if (i, j) in same_tests:
+            reasons.append("identical tests")
+        pairs.append(Pair(items[i].key, items[j].key, round(float(statement_scores[n]), 4),
+                          round(float(code_scores[n]), 4), (i, j) in same_tests, tuple(reasons)))  # fmt: skip
     return pairs

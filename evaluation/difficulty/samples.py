@@ -43,6 +43,11 @@ class Sample:
     sample_id: str
 
 
+def solver_name_ok(name: str) -> bool:
+    """A name that prints as itself: no control characters (newlines, escapes, NUL)."""
+    return all(ch.isprintable() for ch in name)
+
+
 def extract_code(completion: str) -> str:
     """The first fenced code block of a Markdown answer, or the text as it is."""
     start = completion.find(_FENCE)
@@ -137,6 +142,8 @@ def parse_samples(handle: BinaryIO | bytes) -> list[Sample]:
             raise SamplesError(number, "`completion` is missing")
         solver = _string(obj, "solver", number, required=False)
         solver = solver.strip() or None if solver is not None else None
+        if solver is not None and not solver_name_ok(solver):
+            raise SamplesError(number, "`solver` has control characters; use a plain name like policy-400")
         sample_id = _string(obj, "sample_id", number, required=False)
         position = seen.get((task_id, solver), 0)
         seen[(task_id, solver)] = position + 1

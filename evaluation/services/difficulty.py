@@ -14,6 +14,10 @@ from evaluation.difficulty.predict import TaskFeatures, predict_difficulty
 from evaluation.models import DifficultyFit
 from evaluation.selectors import attempt_counts
 
+# Below this a fit's figures mean nothing (one task has no difficulty relative to anything).
+MIN_FIT_TASKS = 2
+MIN_FIT_ATTEMPTS = 10
+
 
 def difficulty_fit_create(
     *, regularisation: float = 1.0, bootstrap: int = 100, seed: int = 0, actor: Any = None
@@ -31,7 +35,14 @@ def difficulty_fit_create(
     data = [params, sorted((c.solver, c.task, c.attempts, c.passes) for c in cells)]
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
     fit_row = DifficultyFit.objects.create(params=params, data_digest=digest, requested_by=actor)
+    tasks, attempts = len({c.task for c in cells}), sum(c.attempts for c in cells)
     try:
+        if tasks < MIN_FIT_TASKS or attempts < MIN_FIT_ATTEMPTS:
+            raise ValueError(
+                f"too little data to fit: {tasks} task(s) and {attempts} counted attempt(s); a fit needs at least "
+                f"{MIN_FIT_TASKS} tasks and {MIN_FIT_ATTEMPTS} attempts (sandbox errors and unfinished runs "
+                "do not count)"
+            )
         fit = fit_1pl(cells, regularisation=regularisation, bootstrap=bootstrap, seed=seed)
     except ValueError as exc:
         DifficultyFit.objects.filter(pk=fit_row.pk).update(state="failed", error=str(exc), finished_at=timezone.now())

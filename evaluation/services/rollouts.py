@@ -18,7 +18,14 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evaluation.difficulty.samples import Sample, SamplesError, extract_code, parse_samples, with_prompt
+from evaluation.difficulty.samples import (
+    Sample,
+    SamplesError,
+    extract_code,
+    parse_samples,
+    solver_name_ok,
+    with_prompt,
+)
 from evaluation.models import Attempt, SampleUpload, Solver
 from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
@@ -69,6 +76,8 @@ def samples_ingest(
     default = (solver or "").strip() or None
     if default is not None and len(default) > 120:
         raise SamplesError(0, "the solver name is longer than 120 characters")
+    if default is not None and not solver_name_ok(default):
+        raise SamplesError(0, "the solver name has control characters; use a plain name like policy-400")
     samples = parse_samples(data)
     for sample in samples:
         if (sample.solver or default) is None:

@@ -122,19 +122,30 @@ def test_fits_are_kept_and_bands_read_against_a_solver(tasks):
 
 def test_a_fit_without_attempts_fails_with_its_reason(db):
     fit = difficulty_fit_create(bootstrap=0)
-    assert fit.state == "failed" and "no attempts" in fit.error
+    assert fit.state == "failed"
+    assert fit.error.startswith("too little data to fit: 0 task(s) and 0 counted attempt(s); a fit needs at least 2")
 
 
 def test_the_commands_ingest_run_and_fit(tasks, tmp_path, capsys):
-    path = tmp_path / "samples.jsonl"
-    path.write_bytes(_jsonl([{"task_id": "add-two", "completion": c} for c in (RIGHT, WRONG)]))
-    call_command("ingest_samples", str(path), "--solver", "cli-model", "--sync", "--workers", "1")
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(_jsonl([{"task_id": "add-two", "completion": c} for c in (RIGHT, WRONG, "")]))
+    call_command("ingest_samples", str(small), "--solver", "cli-model", "--sync", "--workers", "1")
     out = capsys.readouterr().out
-    assert "2 attempt(s) added" in out and "Ran 2/2: 1 passed" in out and "Difficulty fit" in out
+    assert "3 attempt(s) added" in out and "Ran 3/3: 1 passed" in out  # an empty completion fails
+    assert "Difficulty not fitted: too little data to fit: 1 task(s) and 3 counted attempt(s)" in out
+    with pytest.raises(CommandError, match="too little data to fit"):
+        call_command("fit_difficulty", "--bootstrap", "5")
+
+    path = tmp_path / "samples.jsonl"
+    path.write_bytes(_jsonl([{"task_id": t, "completion": c} for t in ("add-two", "add-three")
+                             for c in (RIGHT, WRONG, RIGHT, RIGHT, WRONG)]))  # fmt: skip
+    call_command("ingest_samples", str(path), "--solver", "cli-model", "--sync")
+    out = capsys.readouterr().out
+    assert "7 attempt(s) added, 3 already present" in out and "Difficulty fit" in out  # add-two's 0-2 were there
     call_command("ingest_samples", str(path), "--solver", "cli-model", "--sync")
     assert "Already ingested" in capsys.readouterr().out
     call_command("fit_difficulty", "--bootstrap", "5")
-    assert "1 task(s), 1 solver(s), 2 attempt(s)" in capsys.readouterr().out
+    assert "2 task(s), 1 solver(s), 10 attempt(s)" in capsys.readouterr().out
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "add-two", "completion": "x"}\n{oops}\n')

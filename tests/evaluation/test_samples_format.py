@@ -47,6 +47,8 @@ def test_lines_are_read_with_their_solver_and_ids():
          b'{"task_id": "t", "completion": "y", "sample_id": "s"}', 2, "repeats"),
         (b'{"task_id": "t", "completion": "ok"}\n{"task_id": "t", "completion": "\xff"}', 2, "not UTF-8"),
         (b"\x1f\x8b\x08\x00garbage", 0, "does not decompress"),
+        (b'{"task_id": "t", "completion": "x", "solver": "evil\\nname"}', 1, "control characters"),
+        (b'{"task_id": "t", "completion": "' + b"x" * 2_000_000 + b'"}', 1, "longer than 1000000 bytes"),
     ],
 )  # fmt: skip
 def test_a_bad_file_is_refused_at_its_first_bad_line(data, line, reason):
