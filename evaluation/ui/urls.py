@@ -1,11 +1,13 @@
 from django.urls import path
 
-from evaluation.ui import difficulty, views
+from evaluation.ui import analytics, difficulty, views
 
 app_name = "verification"
 urlpatterns = [
     path("verification/bulk/", views.bulk_verify, name="bulk"),
     path("difficulty/", difficulty.dashboard, name="difficulty"),
+    path("analytics/", analytics.dashboard, name="analytics"),
+    path("analytics/<str:name>.<str:fmt>", analytics.download, name="analytics-download"),
     path("difficulty/upload/", difficulty.upload, name="difficulty-upload"),
     path("difficulty/refit/", difficulty.refit, name="difficulty-refit"),
     path("difficulty/duplicates/", difficulty.scan_duplicates, name="difficulty-duplicates"),
