@@ -278,3 +278,30 @@ def test_a_sandbox_backend_that_is_down_is_an_infrastructure_error_and_a_later_r
         f"({'warm' if warm else 'killed after 30 s'}); fresh ones ready in "
         f"{ready_s:.1f} s; done {recovered_s:.1f} s after they were started"
     )
+
+
+def test_rollouts_run_on_a_worker_and_a_refit_follows_once_they_have(curator, workers):
+    """A samples file's attempts go to the sandbox queue; when the last has run, the
+    worker that ran it enqueues the difficulty refit, which runs too."""
+    import json
+
+    from evaluation.models import Attempt, DifficultyFit
+    from evaluation.services.rollouts import samples_ingest, upload_todo
+    from evaluation.tasks import enqueue_attempts
+
+    make_task(owner=curator, slug="add-two")
+    make_task(owner=curator, slug="add-three", title="Again")
+    lines = [{"task_id": t, "completion": c} for t in ("add-two", "add-three")
+             for c in ("    return a + b\n", "    return a - b\n", "    return a + b\n", "    return b + a\n",
+                       "    return 0\n", "    return a + b\n")]  # fmt: skip
+    upload = samples_ingest(data="\n".join(json.dumps(x) for x in lines).encode(), solver="policy").upload
+    workers.start("rollouts@host", DIFFICULTY_BOOTSTRAP="5")
+    enqueue_attempts(upload.pk, upload_todo(upload))
+
+    fit = _wait(workers, lambda: DifficultyFit.objects.filter(state="done").first(), timeout=120,
+                what="the refit after the rollouts")  # fmt: skip
+    assert Counter(Attempt.objects.values_list("status", flat=True)) == {"passed": 8, "failed": 4}
+    assert set(Attempt.objects.values_list("worker", flat=True)) == {"rollouts@host"}
+    upload.refresh_from_db()
+    assert upload.done == 12 and upload.finished_at is not None
+    assert fit.attempts == 12 and fit.tasks == 2 and fit.params["bootstrap"] == 5
