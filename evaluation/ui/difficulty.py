@@ -56,6 +56,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "duplicates": selectors.duplicate_pairs(),
         "fits": selectors.fits_recent(),
         "uploads": selectors.uploads_recent(),
+        "pass_at_k": selectors.pass_at_k_rows(solver=request.GET.get("passk_solver", "")),
+        "passk_solver": request.GET.get("passk_solver", ""),
         "can_act": has_role(request.user, CURATOR, REVIEWER),
     }
     return render(request, "evaluation/difficulty.html", context)

@@ -4,6 +4,7 @@ and what each role may do."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -40,6 +41,10 @@ def test_the_dashboard_shows_each_task_measured_with_its_band_and_the_catalogue_
     assert f"Fit {fit.pk}" in page and "Target: solver weak" in page
     assert page.index("<code>add-two</code>") < page.index("<code>add-three</code>")  # easiest first
     assert page.count(">measured</span>") == 2 and "strings" in page and "arithmetic" in page
+    # strong on add-two: 5 of 6, pass@1 83% with its interval
+    assert re.search(r'<td>strong</td><td>5 / 6</td>\s*<td>83% <span class="muted">\(\d+-\d+%\)', page)
+    only_weak = client.get(reverse("verification:difficulty"), {"passk_solver": "weak"}).content.decode()
+    assert "<td>5 / 6</td>" not in only_weak and "<td>2 / 6</td>" in only_weak
     unknown = client.get(reverse("verification:difficulty"), {"solver": "nobody"}).content.decode()
     assert "solver &#x27;nobody&#x27; is not in fit" in unknown
     from evaluation.selectors import difficulty_table
