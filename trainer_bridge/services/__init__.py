@@ -1,0 +1,1 @@
+"""Writes of the trainer bridge (DESIGN.md: services and selectors)."""
