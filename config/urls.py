@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/v1/", include("tasks_app.api.urls")),
     path("api/v1/", include("evaluation.api.urls")),
+    path("api/v1/", include("trainer_bridge.api.urls")),
     path("", include("evaluation.ui.urls")),
     path("", include("tasks_app.ui.urls")),
 ]

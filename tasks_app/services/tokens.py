@@ -13,7 +13,8 @@ from django.utils import timezone
 from tasks_app.errors import ValidationFailed
 from tasks_app.models import ApiToken
 
-SCOPES = ("read", "write", "review", "export")
+# "export:tests": snapshot exports include hidden tests (offline trainers that compute rewards themselves).
+SCOPES = ("read", "write", "review", "export", "export:tests")
 TOKEN_PREFIX = "tp_"  # noqa: S105 - a visible marker, not a secret
 
 

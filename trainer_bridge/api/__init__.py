@@ -1,0 +1,1 @@
+"""REST API of pools, snapshots and their export (under /api/v1/)."""
