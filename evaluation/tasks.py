@@ -25,6 +25,18 @@ from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
 SANDBOX_QUEUE = "sandbox"
+# A run in a sandbox: acked late (a killed worker's message is delivered again),
+# retried with backoff and jitter only when the sandbox itself failed.
+SANDBOX_RUN = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (SandboxUnavailable,),
+    "retry_backoff": 5,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
 
 
 @shared_task(name="evaluation.verify_version", acks_late=True, reject_on_worker_lost=True)
@@ -47,17 +59,7 @@ def enqueue_executions(verification_id: int, execution_ids: list[int]) -> None:
         run_execution.apply_async((execution_id,), queue=SANDBOX_QUEUE)
 
 
-@shared_task(
-    name="evaluation.run_execution",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(SandboxUnavailable,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=8,
-)
+@shared_task(name="evaluation.run_execution", **SANDBOX_RUN)
 def run_execution(self, execution_id: int) -> str:
     """Run one execution; retried with backoff only when the sandbox failed."""
     try:
@@ -102,17 +104,7 @@ def enqueue_attempts(upload_id: int, attempt_ids: list[int]) -> None:
         run_attempt.apply_async((attempt_id,), queue=SANDBOX_QUEUE)
 
 
-@shared_task(
-    name="evaluation.run_attempt",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(SandboxUnavailable,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=8,
-)
+@shared_task(name="evaluation.run_attempt", **SANDBOX_RUN)
 def run_attempt(self, attempt_id: int) -> str:
     """Run one solver attempt; retried with backoff only when the sandbox failed."""
     attempt = attempt_run(attempt_id=attempt_id, worker=self.request.hostname or None)

@@ -30,7 +30,7 @@ from evaluation.difficulty.samples import SamplesError
 from evaluation.models import SampleUpload
 from evaluation.selectors import difficulty_table, pass_at_k_rows
 from evaluation.services.rollouts import outcomes_record, samples_ingest, upload_todo
-from tasks_app.api.parsers import RawUploadParser
+from tasks_app.api.parsers import RawUploadParser, uploaded_file
 from tasks_app.api.permissions import HasScope
 from tasks_app.errors import NotFound, ValidationFailed
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
@@ -80,14 +80,7 @@ class SampleUploadView(APIView):
         responses={201: s.UploadOut, 200: s.UploadOut},
     )
     def post(self, request: Request) -> Response:
-        if isinstance(request.data, bytes):
-            data, filename = request.data, ""
-        else:
-            sent = request.data.get("file") if hasattr(request.data, "get") else None
-            if sent is None or isinstance(sent, str):
-                raise ValidationFailed("Send the samples as multipart field 'file' or as the raw body.",
-                                       details={"file": ["No file was sent."]})  # fmt: skip
-            data, filename = sent.read(), sent.name
+        data, filename = uploaded_file(request, what="the samples")
         solver = request.query_params.get("solver") or (
             request.data.get("solver") if hasattr(request.data, "get") else None
         )

@@ -34,3 +34,18 @@ class SafeJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise ParseError("JSON parse error - nested too deeply.") from exc
+
+
+def uploaded_file(request: Any, *, what: str = "the file") -> tuple[bytes, str]:
+    """(bytes, filename) of a file sent as multipart field `file` or as the raw body
+    (RawUploadParser); ValidationFailed when neither came."""
+    from tasks_app.errors import ValidationFailed
+
+    if isinstance(request.data, bytes):
+        return request.data, ""
+    sent = request.data.get("file") if hasattr(request.data, "get") else None
+    if sent is None or isinstance(sent, str):
+        raise ValidationFailed(
+            f"Send {what} as multipart field 'file' or as the raw body.", details={"file": ["No file was sent."]}
+        )
+    return sent.read(), sent.name

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from tasks_app import selectors, services
 from tasks_app.api import serializers as s
 from tasks_app.api.auth import request_scopes
-from tasks_app.api.parsers import RawUploadParser
+from tasks_app.api.parsers import RawUploadParser, uploaded_file
 from tasks_app.api.permissions import HasScope
 from tasks_app.content import SolutionContent, VersionContent
 from tasks_app.diff import version_diff
@@ -306,16 +306,7 @@ class ImportView(APIView):
         responses={200: s.ImportReportOut, **errors(400, 401, 403)},
     )
     def post(self, request: Request) -> Response:
-        if isinstance(request.data, bytes):
-            data, filename = request.data, ""
-        else:
-            upload = request.data.get("file") if hasattr(request.data, "get") else None
-            if upload is None or isinstance(upload, str):
-                raise ValidationFailed(
-                    "Send the file as multipart field 'file' or as the raw body.",
-                    details={"file": ["No file was sent."]},
-                )
-            data, filename = upload.read(), upload.name
+        data, filename = uploaded_file(request)
         dry_run = request.query_params.get("dry_run", "").lower() in ("1", "true", "yes")
         report = tasks_import(
             actor=request.user,
