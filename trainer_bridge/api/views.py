@@ -15,6 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tasks_app.api.auth import request_scopes
@@ -65,3 +66,102 @@ class SnapshotExportView(APIView):
         response["Vary"] = "Accept-Encoding, Authorization"
         response["Content-Disposition"] = f'attachment; filename="{slug}-{snapshot.hash[:12]}.{fmt}"'
         return response
+
+
+def _pool(slug: str) -> Any:
+    from tasks_app.errors import NotFound
+    from trainer_bridge.models import Pool
+
+    pool = Pool.objects.filter(slug=slug).first()
+    if pool is None:
+        raise NotFound(f"No pool {slug!r}.")
+    return pool
+
+
+def _snapshot_body(snapshot: Any) -> dict[str, Any]:
+    return {"hash": snapshot.hash, "pool": snapshot.pool.slug, "size": snapshot.size, "criteria": snapshot.criteria,
+            "created_at": snapshot.created_at.isoformat()}  # fmt: skip
+
+
+class CanCurate(BasePermission):
+    message = "Pools are made and frozen by curators, reviewers and admins; trainers read them."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return has_role(request.user, CURATOR, REVIEWER, TRAINER)
+        return has_role(request.user, CURATOR, REVIEWER)
+
+
+class PoolListView(APIView):
+    """GET the pools; POST {slug, title, criteria} to make one."""
+
+    permission_classes = [HasScope, CanCurate]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        from trainer_bridge.models import Pool
+
+        pools = Pool.objects.order_by("slug")
+        return Response([{"slug": p.slug, "title": p.title, "criteria": p.criteria,
+                          "snapshots": p.snapshots.count()} for p in pools])  # fmt: skip
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        from trainer_bridge.services.pools import pool_create
+
+        body = request.data if isinstance(request.data, dict) else {}
+        slug = body.get("slug")
+        if not isinstance(slug, str) or not slug:
+            raise ValidationFailed("A pool needs a slug.", details={"slug": ["Required."]})
+        pool = pool_create(slug=slug, title=str(body.get("title") or slug), criteria=body.get("criteria") or {},
+                           actor=request.user)  # fmt: skip
+        return Response({"slug": pool.slug, "title": pool.title, "criteria": pool.criteria}, status=201)
+
+
+class PoolPreviewView(APIView):
+    """GET how many tasks the pool's criteria match and a freeze would take, by band and tag."""
+
+    permission_classes = [HasScope, CanCurate]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str) -> Response:
+        from trainer_bridge.criteria import PoolCriteria
+        from trainer_bridge.services.pools import pool_preview
+
+        return Response(pool_preview(criteria=PoolCriteria.parse(_pool(slug).criteria)))
+
+
+class SnapshotListView(APIView):
+    """GET a pool's snapshots; POST to freeze it now (201, or 200 with the existing
+    snapshot when nothing changed)."""
+
+    permission_classes = [HasScope, CanCurate]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, slug: str) -> Response:
+        return Response([_snapshot_body(s) for s in _pool(slug).snapshots.select_related("pool")])
+
+    @extend_schema(request=None, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, slug: str) -> Response:
+        from trainer_bridge.services.pools import snapshot_create
+
+        snapshot, created = snapshot_create(pool=_pool(slug), actor=request.user)
+        return Response(_snapshot_body(snapshot), status=201 if created else 200)
+
+
+class SnapshotDiffView(APIView):
+    """GET ?from=HASH&to=HASH: tasks added, removed and changed between two snapshots."""
+
+    permission_classes = [HasScope, CanCurate]
+
+    @extend_schema(parameters=[OpenApiParameter("from", str), OpenApiParameter("to", str)],
+                   responses={200: OpenApiTypes.OBJECT})  # fmt: skip
+    def get(self, request: Request, slug: str) -> Response:
+        from trainer_bridge.services.pools import snapshot_diff
+
+        missing = [name for name in ("from", "to") if not request.query_params.get(name)]
+        if missing:
+            raise ValidationFailed("Name both snapshots.", details={name: ["Required."] for name in missing})
+        old = snapshot_get(pool_slug=slug, digest=request.query_params["from"])
+        new = snapshot_get(pool_slug=slug, digest=request.query_params["to"])
+        return Response(snapshot_diff(old=old, new=new))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -141,11 +142,18 @@ def pool_preview(*, criteria: PoolCriteria) -> dict[str, Any]:
 
 
 def pool_create(*, slug: str, title: str, criteria: dict[str, Any], actor: Any = None) -> Pool:
+    if not isinstance(slug, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,119}", slug):
+        raise ValidationFailed("A pool's slug is lowercase letters, digits and hyphens (at most 120).",
+                               details={"slug": [f"Got {slug!r}."]})  # fmt: skip
     parsed = PoolCriteria.parse(criteria)
+    taken = ValidationFailed(f"A pool named {slug!r} exists already.", details={"slug": ["Taken."]})
+    if Pool.objects.filter(slug=slug).exists():
+        raise taken
     try:
-        return Pool.objects.create(slug=slug, title=title or slug, criteria=parsed.as_dict(), created_by=actor)
+        with transaction.atomic():  # a savepoint: losing a race must not spoil the caller's transaction
+            return Pool.objects.create(slug=slug, title=title or slug, criteria=parsed.as_dict(), created_by=actor)
     except IntegrityError:
-        raise ValidationFailed(f"A pool named {slug!r} exists already.", details={"slug": ["Taken."]}) from None
+        raise taken from None
 
 
 def snapshot_hash(criteria: dict[str, Any], content_hashes: list[str]) -> str:
