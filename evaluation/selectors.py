@@ -208,7 +208,7 @@ def diversity(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for task in tasks:
         band = band_of.get(task.slug, "unknown")
         totals[band] += 1
-        for tag in task.tags.all() or []:
+        for tag in task.tags.all():
             by_tag.setdefault(tag.name, dict.fromkeys(bands, 0))[band] += 1
     ordered = sorted(by_tag.items(), key=lambda item: (-sum(item[1].values()), item[0]))
     tag_rows = [{"tag": tag, "counts": [counts[b] for b in bands], "total": sum(counts.values())}

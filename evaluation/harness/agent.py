@@ -47,16 +47,6 @@ WARM_MODULES = (
     "operator", "enum", "hashlib", "io", "textwrap", "unicodedata", "array", "traceback", "ast",
     "shutil",  # the zygote wipes the scratch with it: loaded late, later forks would differ
 )  # fmt: skip
-HARNESS_FILES = (
-    "__init__.py",
-    "agent.py",
-    "codec.py",
-    "judge.py",
-    "lite.py",
-    "protocol.py",
-    "pytest_judge.py",
-    "solution.py",
-)
 # Wiped between runs, so it must be named explicitly: the sandbox's private tmpfs.
 SCRATCH = os.environ.get("HARNESS_SCRATCH", "")
 RUN_DIR = os.path.join(SCRATCH, "run")
@@ -71,7 +61,8 @@ def harness_version() -> str:
     except ImportError:
         from hashlib import sha256
     digest = sha256()
-    for name in HARNESS_FILES:
+    # The package's modules, as the host lists them (harness_files.FILES): the same digest.
+    for name in sorted(n for n in os.listdir(HERE) if n.endswith(".py")):
         with open(os.path.join(HERE, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read() + b"\0")
     return digest.hexdigest()
