@@ -9,6 +9,7 @@ and in a state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -40,6 +41,22 @@ class Filters:
         return tasks
 
 
+class Data:
+    """What several charts read, fetched once per page: the latest fit read as a table,
+    and each task's latest verification summary."""
+
+    def __init__(self, filters: Filters) -> None:
+        self.filters = filters
+
+    @cached_property
+    def table(self) -> dict[str, Any] | None:
+        return difficulty_table()
+
+    @cached_property
+    def summaries(self) -> pd.DataFrame:
+        return _latest_summaries(self.filters)
+
+
 def _latest_summaries(filters: Filters) -> pd.DataFrame:
     """One row per task: the summary of its latest version's newest finished verification."""
     rows = (
@@ -66,8 +83,8 @@ def _latest_summaries(filters: Filters) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["task", "mutation_score", "reward_noise"])
 
 
-def difficulty(filters: Filters) -> pd.DataFrame:
-    table = difficulty_table()
+def difficulty(data: Data) -> pd.DataFrame:
+    filters, table = data.filters, data.table
     columns = ["task", "difficulty", "low", "high", "source", "attempts", "band"]
     if table is None:
         return pd.DataFrame(columns=columns)
@@ -75,20 +92,20 @@ def difficulty(filters: Filters) -> pd.DataFrame:
     return frame[frame["task"].isin(set(filters.tasks().values_list("slug", flat=True)))].reset_index(drop=True)
 
 
-def noise_vs_difficulty(filters: Filters) -> pd.DataFrame:
-    merged = difficulty(filters)[["task", "difficulty", "source"]].merge(_latest_summaries(filters), on="task")
+def noise_vs_difficulty(data: Data) -> pd.DataFrame:
+    merged = difficulty(data)[["task", "difficulty", "source"]].merge(data.summaries, on="task")
     return (
         merged[["task", "difficulty", "source", "reward_noise"]].dropna(subset=["reward_noise"]).reset_index(drop=True)
     )
 
 
-def mutation_scores(filters: Filters) -> pd.DataFrame:
-    return _latest_summaries(filters)[["task", "mutation_score"]].dropna().reset_index(drop=True)
+def mutation_scores(data: Data) -> pd.DataFrame:
+    return data.summaries[["task", "mutation_score"]].dropna().reset_index(drop=True)
 
 
-def flags_by_kind(filters: Filters) -> pd.DataFrame:
+def flags_by_kind(data: Data) -> pd.DataFrame:
     """Flags on each task's latest verification, and task flags (duplicates, bands), counted by code."""
-    tasks = filters.tasks()
+    tasks = data.filters.tasks()
     codes = list(
         Flag.objects.filter(
             verification__version__task__in=tasks,
@@ -103,12 +120,12 @@ def flags_by_kind(filters: Filters) -> pd.DataFrame:
     return counted.sort_values(["tasks", "flag"], ascending=[False, True]).reset_index(drop=True)
 
 
-def state_funnel(filters: Filters) -> pd.DataFrame:
-    counts = pd.Series(list(filters.tasks().values_list("state", flat=True)), dtype="object").value_counts()
+def state_funnel(data: Data) -> pd.DataFrame:
+    counts = pd.Series(list(data.filters.tasks().values_list("state", flat=True)), dtype="object").value_counts()
     return pd.DataFrame({"state": [s.value for s in FUNNEL], "tasks": [int(counts.get(s.value, 0)) for s in FUNNEL]})
 
 
-def throughput(filters: Filters, *, hours: int = 48) -> pd.DataFrame:
+def throughput(data: Data, *, hours: int = 48) -> pd.DataFrame:
     """Executions finished per hour over the last `hours` hours, by status."""
     from datetime import timedelta
 
@@ -116,7 +133,7 @@ def throughput(filters: Filters, *, hours: int = 48) -> pd.DataFrame:
 
     since = timezone.now() - timedelta(hours=hours)
     rows = Execution.objects.filter(
-        finished_at__gte=since, verification__version__task__in=filters.tasks()
+        finished_at__gte=since, verification__version__task__in=data.filters.tasks()
     ).values_list("finished_at", "status")
     frame = pd.DataFrame(list(rows), columns=["finished_at", "status"])
     if frame.empty:
@@ -130,8 +147,8 @@ def throughput(filters: Filters, *, hours: int = 48) -> pd.DataFrame:
     return grouped
 
 
-def solver_ability(filters: Filters) -> pd.DataFrame:
-    table = difficulty_table()
+def solver_ability(data: Data) -> pd.DataFrame:
+    table = data.table
     if table is None:
         return pd.DataFrame(columns=["solver", "ability", "low", "high"])
     return pd.DataFrame(table["solvers"], columns=["solver", "ability", "low", "high"])
@@ -148,7 +165,8 @@ CHARTS = {
 }
 
 
-def chart_frame(name: str, filters: Filters) -> pd.DataFrame:
+def chart_frame(name: str, filters: Filters | Data) -> pd.DataFrame:
+    """One chart's frame; pass a Data to share its fetches across charts of one page."""
     if name not in CHARTS:
         raise KeyError(name)
-    return CHARTS[name][1](filters)
+    return CHARTS[name][1](filters if isinstance(filters, Data) else Data(filters))

@@ -61,9 +61,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     _require(request, CURATOR, REVIEWER, TRAINER)
     filters = analytics.Filters.from_params(request.GET)
     query = request.GET.urlencode()
-    figures = []
+    figures, data = [], analytics.Data(filters)  # the fit and the summaries, fetched once for all charts
     for name, (title, _) in analytics.CHARTS.items():
-        frame = analytics.chart_frame(name, filters)
+        frame = analytics.chart_frame(name, data)
         figures.append({"name": name, "title": title, "svg": _draw(name, frame), "rows": len(frame)})
     context = {
         "figures": figures,
