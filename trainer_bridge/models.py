@@ -84,3 +84,144 @@ class SnapshotMember(models.Model):
         if not self._state.adding:
             raise ImmutableVersionError("Snapshot members are frozen with their snapshot.")
         super().save(*args, **kwargs)
+
+
+REWARD_MODES = ("binary", "fraction")
+
+
+class TrainingJob(models.Model):
+    """A training run registered against one snapshot. Its token (made with it, shown
+    once) reads that snapshot only, asks for rewards on its versions only, and posts
+    the job's rollouts and metrics."""
+
+    STATES = ("registered", "running", "finished", "failed")
+
+    name = models.CharField(max_length=120)
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.PROTECT, related_name="jobs")
+    reward_mode = models.CharField(max_length=16, choices=[(m, m) for m in REWARD_MODES], default="binary")
+    solver = models.CharField(max_length=120)  # the name its rollouts are recorded under (difficulty model)
+    token = models.OneToOneField(
+        "tasks_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="training_job"
+    )
+    state = models.CharField(max_length=16, choices=[(s, s) for s in STATES], default="registered")
+    config = models.JSONField(default=dict, blank=True)
+    steps_total = models.PositiveIntegerField(null=True, blank=True)
+    steps_done = models.PositiveIntegerField(default=0)
+    rollouts = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.name}"
+
+
+class JobMetric(models.Model):
+    """One step's metrics as the trainer posted them (reward mean, loss, KL, ...)."""
+
+    job = models.ForeignKey(TrainingJob, on_delete=models.CASCADE, related_name="metrics")
+    step = models.PositiveIntegerField()
+    values = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job_id", "step"]
+        constraints = [models.UniqueConstraint(fields=["job", "step"], name="jobmetric_unique_step")]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} step {self.step}"
+
+
+class RewardBatch(models.Model):
+    """One POST /api/v1/rewards. Keyed per user by its idempotency key: the same key
+    with the same body is the same batch (a retry runs nothing again)."""
+
+    id = models.UUIDField(primary_key=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    job = models.ForeignKey(TrainingJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="batches")
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    body_digest = models.CharField(max_length=64)
+    reward_mode = models.CharField(max_length=16, choices=[(m, m) for m in REWARD_MODES])
+    size = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="rewardbatch_unique_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"reward batch {self.id} ({self.size})"
+
+
+class RewardItem(models.Model):
+    """One completion of a batch and, once run, its verdict. `reward` stays null for
+    `sandbox_error`: a broken sandbox is not a wrong answer."""
+
+    batch = models.ForeignKey(RewardBatch, on_delete=models.CASCADE, related_name="items")
+    index = models.PositiveIntegerField()
+    client_id = models.CharField(max_length=200, blank=True)
+    version = models.ForeignKey(TaskVersion, on_delete=models.PROTECT, related_name="+")
+    code = models.TextField()
+    code_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=24, default="pending", db_index=True)
+    reward = models.FloatField(null=True, blank=True)
+    tests_passed = models.PositiveIntegerField(default=0)
+    tests_total = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)  # per-test outcomes, message, stderr tail, replay digest
+    wall_s = models.FloatField(null=True, blank=True)
+    cpu_s = models.FloatField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    tries = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["batch", "index"], name="rewarditem_unique_index")]
+        indexes = [models.Index(fields=["batch", "finished_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id}#{self.index}: {self.status}"
+
+
+class ExportBuild(models.Model):
+    """A snapshot export written to a file in the background, for large snapshots:
+    progress as rows written, then a download link. The same snapshot, format and
+    options reuse a finished build."""
+
+    STATES = ("queued", "running", "done", "failed")
+
+    id = models.UUIDField(primary_key=True)
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="builds")
+    format = models.CharField(max_length=16)
+    gzip = models.BooleanField(default=False)
+    with_hidden_tests = models.BooleanField(default=False)
+    state = models.CharField(max_length=16, choices=[(s, s) for s in STATES], default="queued")
+    rows_done = models.PositiveIntegerField(default=0)
+    rows_total = models.PositiveIntegerField(default=0)
+    path = models.CharField(max_length=500, blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"export {self.id} of {self.snapshot_id} ({self.format}, {self.state})"

@@ -14,7 +14,8 @@ from tasks_app.errors import ValidationFailed
 from tasks_app.models import ApiToken
 
 # "export:tests": snapshot exports include hidden tests (offline trainers that compute rewards themselves).
-SCOPES = ("read", "write", "review", "export", "export:tests")
+# "reward": POST /api/v1/rewards (completions run in the sandboxes).
+SCOPES = ("read", "write", "review", "export", "export:tests", "reward")
 TOKEN_PREFIX = "tp_"  # noqa: S105 - a visible marker, not a secret
 
 
