@@ -37,10 +37,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    # Before tasks_app: its templates fill tasks_app's extension points (_version_extras.html).
+    # Before tasks_app: their templates fill tasks_app's extension points (_version_extras.html,
+    # _nav_extras.html). trainer_bridge first: its nav extras include evaluation's after its own.
+    "trainer_bridge",
     "evaluation",
     "tasks_app",
-    "trainer_bridge",
 ]
 
 MIDDLEWARE = [
@@ -158,9 +159,26 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
     ],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_CLASSES": ["tasks_app.api.throttles.PlatformThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("THROTTLE_ANON", "120/min"),
+        "user": env_str("THROTTLE_USER", "3000/min"),
+        "rewards": env_str("THROTTLE_REWARDS", "1200/min"),  # batches, each up to REWARD MAX_BATCH completions
+        "jobs": env_str("THROTTLE_JOBS", "1200/min"),
+        "export": env_str("THROTTLE_EXPORT", "120/min"),
+    },
     # `?format=` names an import's source format; responses are negotiated by Accept.
     "URL_FORMAT_OVERRIDE": None,
 }
+# Throttle counts live in the cache: per process by default; CACHE_URL=redis://... shares
+# them between the web server's processes and hosts.
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL.startswith(("redis://", "rediss://"))
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Task curation and reward-verification platform API",
     "DESCRIPTION": (
@@ -230,9 +248,28 @@ DIFFICULTY = {
     # Bands (TOO_EASY, TOO_HARD) are read against this solver's ability; empty: the median solver's.
     "TARGET_SOLVER": env_str("DIFFICULTY_TARGET_SOLVER", ""),
 }
-CELERY_TASK_ROUTES = {"evaluation.run_execution": {"queue": "sandbox"}, "evaluation.run_attempt": {"queue": "sandbox"}}
+CELERY_TASK_ROUTES = {
+    "evaluation.run_execution": {"queue": "sandbox"},
+    "evaluation.run_attempt": {"queue": "sandbox"},
+    "trainer_bridge.run_rewards": {"queue": "sandbox"},
+}
+CELERY_IMPORTS = ("trainer_bridge.reward_tasks",)
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-verifications": {"task": "evaluation.reap_verifications", "schedule": 300.0},
+    "prune-reward-batches": {"task": "trainer_bridge.prune_rewards", "schedule": 3600.0},
+    "reap-reward-items": {"task": "trainer_bridge.reap_rewards", "schedule": 60.0},
+}
+
+# --- Reward API (trainer_bridge/services/rewards.py; docs/rewards.md).
+REWARD = {
+    "MAX_BATCH": env_int("REWARD_MAX_BATCH", 256),  # completions a request
+    "MAX_COMPLETION_BYTES": env_int("REWARD_MAX_COMPLETION_BYTES", 65536),
+    "DEADLINE_S": env_int("REWARD_DEADLINE_S", 120),  # how long a request waits for its verdicts by default
+    "MAX_DEADLINE_S": env_int("REWARD_MAX_DEADLINE_S", 600),
+    # Completions waiting or running across all workers before new batches get 429.
+    "MAX_IN_FLIGHT": env_int("REWARD_MAX_IN_FLIGHT", 2048),
+    "CHUNK": env_int("REWARD_CHUNK", 8),  # completions a queue message: a worker runs them side by side
+    "RETENTION_H": env_int("REWARD_RETENTION_H", 72),  # finished batches are kept this long (idempotency)
 }
 
 # --- Production hardening; each can be relaxed from the environment behind a proxy.

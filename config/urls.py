@@ -14,5 +14,7 @@ urlpatterns = [
     path("api/v1/", include("evaluation.api.urls")),
     path("api/v1/", include("trainer_bridge.api.urls")),
     path("", include("evaluation.ui.urls")),
+    path("", include("trainer_bridge.ui.urls")),
+    path("", include("trainer_bridge.ui.job_urls")),
     path("", include("tasks_app.ui.urls")),
 ]

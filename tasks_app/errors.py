@@ -50,5 +50,16 @@ class TooLarge(DomainError):
     status = 413
 
 
+class TooBusy(DomainError):
+    """The service is at capacity; `retry_after` (seconds) goes out as Retry-After."""
+
+    code = "busy"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int, details: Any = None) -> None:
+        super().__init__(message, details={"retry_after_s": retry_after, **(details or {})})
+        self.retry_after = retry_after
+
+
 class ImmutableVersionError(Exception):
     """Raised by the model guard when code tries to change a saved version."""

@@ -69,3 +69,54 @@ def api_as() -> Any:
 def fast_password_hashing(settings: Any) -> None:
     # PBKDF2 costs ~0.4 s a user; tests need a hash, not its strength.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts() -> None:
+    """Throttle counts live in the cache; each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+# -- real Celery workers on a real Redis broker (tests/evaluation/workers.py) ------------------
+
+
+@pytest.fixture
+def broker() -> Any:
+    """This process's Celery app, publishing to Redis database 5 (emptied before and after)."""
+    from config.celery import app
+    from tests.evaluation.workers import REDIS_URL, VISIBILITY_TIMEOUT_S, flush_broker, producer_on
+
+    flush_broker()
+    try:
+        with producer_on(app, REDIS_URL, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
+            yield app
+    finally:
+        flush_broker()
+
+
+@pytest.fixture
+def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Any:
+    """Start workers with `workers.start(name, ..., **env)`; all are stopped afterwards
+    (before the test database is flushed: they hold connections to it)."""
+    from django.db import connection
+
+    from tests.evaluation.workers import REDIS_URL, VISIBILITY_TIMEOUT_S, WorkerPool, database_url
+
+    base_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "VERIFY_", "SANDBOX_POOL"))},
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "CELERY_BROKER_URL": REDIS_URL,
+        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
+        "SANDBOX_BACKEND": "bwrap",
+        "VERIFY_ON_SUBMIT": "0",
+        "VERIFY_REPEATS": "2",
+        "VERIFY_MUTANTS": "8",
+        "LOG_LEVEL": "INFO",
+    }
+    pool = WorkerPool(base_env=base_env, log_dir=tmp_path)
+    try:
+        yield pool
+    finally:
+        pool.close()

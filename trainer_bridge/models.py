@@ -146,6 +146,7 @@ class RewardBatch(models.Model):
     idempotency_key = models.CharField(max_length=200, blank=True)
     body_digest = models.CharField(max_length=64)
     reward_mode = models.CharField(max_length=16, choices=[(m, m) for m in REWARD_MODES])
+    seed = models.PositiveIntegerField(default=0)  # the runs' seed: PYTHONHASHSEED and test order
     size = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -117,3 +117,38 @@ def scatter(
     )
     body.append(f'<text x="{LEFT - 6}" y="{TOP + 8}" font-size="10" text-anchor="end">{y_hi:.2f}</text>')
     return _frame(title, body, note=f"{len(xs)} tasks: {y_name} against {x_name}")
+
+
+def lines(title: str, series: dict[str, Sequence[tuple[float, float]]], *, x_name: str = "step") -> str:
+    """One polyline per series over a shared x axis, a dot on each point (with its
+    value as a tooltip), and a legend that names each series with its last value."""
+    points = [(x, y) for pts in series.values() for x, y in pts if y is not None and math.isfinite(y)]
+    if not points:
+        return _empty(title)
+    x_lo, x_hi = min(p[0] for p in points), max(p[0] for p in points)
+    y_lo, y_hi = min(0.0, *(p[1] for p in points)), max(p[1] for p in points)
+    plot_w, plot_h = WIDTH - LEFT - 16, HEIGHT - BOTTOM - TOP
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return (LEFT + plot_w * (x - x_lo) / ((x_hi - x_lo) or 1.0),
+                TOP + plot_h * (1 - (y - y_lo) / ((y_hi - y_lo) or 1.0)))  # fmt: skip
+
+    body = []
+    for s, (name, pts) in enumerate(series.items()):
+        colour = COLOURS[s % len(COLOURS)]
+        kept = [(x, y) for x, y in pts if y is not None and math.isfinite(y)]
+        coords = [at(x, y) for x, y in kept]
+        if len(coords) > 1:
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in coords)
+            body.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        for (x, y), (px, py) in zip(kept, coords, strict=True):
+            body.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{colour}">'
+                        f"<title>{escape(name)} at {x_name} {x:g}: {y:.4g}</title></circle>")  # fmt: skip
+        last = f"{kept[-1][1]:.4g}" if kept else "none"
+        body.append(f'<text x="{WIDTH - 170}" y="{TOP + 12 + 14 * s}" font-size="11" fill="{colour}">'
+                    f"&#9632; {escape(name)} (last {last})</text>")  # fmt: skip
+    body.append(f'<text x="{LEFT - 6}" y="{TOP + 8}" font-size="10" text-anchor="end">{y_hi:.3g}</text>')
+    body.append(f'<text x="{LEFT - 6}" y="{HEIGHT - BOTTOM}" font-size="10" text-anchor="end">{y_lo:.3g}</text>')
+    body.append(f'<text x="{WIDTH / 2}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11">{escape(x_name)} '
+                f"({x_lo:g} to {x_hi:g})</text>")  # fmt: skip
+    return _frame(title, body, note=f"{', '.join(series)} by {x_name}")

@@ -51,7 +51,9 @@ def _flatten_message(detail: Any) -> str:
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status)
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status, headers=headers)
     if isinstance(exc, ImmutableVersionError):
         return Response(error_body("immutable", str(exc)), status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):

@@ -23,15 +23,12 @@ How it is wired:
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from evaluation.models import Execution, Flag, Verification, VerificationState
@@ -44,12 +41,7 @@ from tests.factories import make_task
 from .conftest import needs_bwrap
 from .samples import CLAMP, NO_UPPER_BOUND, STRONG_CLAMP_TESTS
 from .workers import (
-    REDIS_URL,
-    VISIBILITY_TIMEOUT_S,
     WorkerPool,
-    database_url,
-    flush_broker,
-    producer_on,
     unacked_task_ids,
     wait_for,
 )
@@ -81,41 +73,6 @@ def _submitted_clamp(owner: Any, *, slug: str, adversarial: str = NO_UPPER_BOUND
     task.refresh_from_db()
     assert task.state == State.SUBMITTED
     return task
-
-
-@pytest.fixture
-def broker() -> Iterator[Any]:
-    """This process's Celery app, publishing to Redis database 5 (emptied before and after)."""
-    from config.celery import app
-
-    flush_broker()
-    try:
-        with producer_on(app, REDIS_URL, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
-            yield app
-    finally:
-        flush_broker()
-
-
-@pytest.fixture
-def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Iterator[WorkerPool]:
-    """Start workers with `workers.start(name, ..., **env)`; all are stopped afterwards
-    (before the test database is flushed: they hold connections to it)."""
-    base_env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "VERIFY_", "SANDBOX_POOL"))},
-        "DATABASE_URL": database_url(connection.settings_dict),
-        "CELERY_BROKER_URL": REDIS_URL,
-        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
-        "SANDBOX_BACKEND": "bwrap",
-        "VERIFY_ON_SUBMIT": "0",
-        "VERIFY_REPEATS": "2",
-        "VERIFY_MUTANTS": "8",
-        "LOG_LEVEL": "INFO",
-    }
-    pool = WorkerPool(base_env=base_env, log_dir=tmp_path)
-    try:
-        yield pool
-    finally:
-        pool.close()
 
 
 def _verification(version_pk: int) -> Verification | None:

@@ -1,15 +1,19 @@
 """A snapshot's export over HTTP: streamed, gzipped on request, cached by its hash,
-hidden tests only with their scope, and loadable by Hugging Face `datasets` as it is."""
+hidden tests only with their scope, and loadable by Hugging Face `datasets` as it is,
+as JSON Lines, JSON and Parquet."""
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from tests.trainer_bridge.test_pools import _approved
+from trainer_bridge import export
 from trainer_bridge.services.pools import pool_create, snapshot_create
 
 pytestmark = pytest.mark.django_db
@@ -32,12 +36,12 @@ def _body(response) -> bytes:
     return b"".join(response.streaming_content)
 
 
-def test_the_export_loads_with_hugging_face_datasets(snapshot, trainer, api_as, tmp_path, monkeypatch):
+def test_the_export_loads_with_hugging_face_datasets(snapshot, curator, api_as, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     import datasets
 
-    response = api_as(trainer, ["read", "export"]).get(_url(snapshot))
+    response = api_as(curator, ["read", "export"]).get(_url(snapshot))
     assert response.status_code == 200 and response["ETag"] == f'"{snapshot.hash}"'
     assert response["Content-Type"] == "application/x-ndjson"
     path = tmp_path / "export.jsonl"
@@ -54,8 +58,8 @@ def test_the_export_loads_with_hugging_face_datasets(snapshot, trainer, api_as, 
     assert "hidden" not in first["tests"] and first["tests"]["visible"] == ["assert add(1, 2) == 3"]
 
 
-def test_hidden_tests_need_their_scope_and_json_gzip_and_etags_work(snapshot, trainer, api_as):
-    with_tests = api_as(trainer, ["read", "export", "export:tests"])
+def test_hidden_tests_need_their_scope_and_json_gzip_and_etags_work(snapshot, curator, api_as):
+    with_tests = api_as(curator, ["read", "export", "export:tests"])
     records = [json.loads(line) for line in _body(with_tests.get(_url(snapshot))).splitlines()]
     assert records[0]["tests"]["hidden"] == ["assert add(-1, 1) == 0", "assert add(10, 5) == 15"]
     zipped = with_tests.get(_url(snapshot, format="json", gzip=1))
@@ -66,17 +70,17 @@ def test_hidden_tests_need_their_scope_and_json_gzip_and_etags_work(snapshot, tr
     assert with_tests.get(_url(snapshot), HTTP_IF_NONE_MATCH='"other"').status_code == 200
 
 
-def test_bad_requests_get_the_error_shape(snapshot, trainer, api_as):
-    client = api_as(trainer, ["read", "export"])
+def test_bad_requests_get_the_error_shape(snapshot, curator, api_as):
+    client = api_as(curator, ["read", "export"])
     bad_format = client.get(_url(snapshot, format="xml"))
     assert bad_format.status_code == 400 and "format" in bad_format.json()["error"]["details"]
     missing = client.get(reverse("api-snapshot-export", args=["basics", "0" * 64]))
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-    no_scope = api_as(trainer, ["read"]).get(_url(snapshot))
+    no_scope = api_as(curator, ["read"]).get(_url(snapshot))
     assert no_scope.status_code == 403 and "export" in no_scope.json()["error"]["message"]
 
 
-def test_every_record_matches_the_documented_json_schema(snapshot, trainer, api_as):
+def test_every_record_matches_the_documented_json_schema(snapshot, curator, api_as):
     from pathlib import Path
 
     import jsonschema
@@ -84,5 +88,148 @@ def test_every_record_matches_the_documented_json_schema(snapshot, trainer, api_
     schema = json.loads((Path(__file__).resolve().parents[2] / "trainer_bridge" / "export_schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     for scopes in (["read", "export"], ["read", "export", "export:tests"]):
-        for line in _body(api_as(trainer, scopes).get(_url(snapshot))).splitlines():
+        for line in _body(api_as(curator, scopes).get(_url(snapshot))).splitlines():
             jsonschema.validate(json.loads(line), schema)
+
+
+def _parquet(response):
+    import pyarrow.parquet as pq
+
+    assert response.status_code == 200 and response["Content-Type"] == "application/vnd.apache.parquet"
+    return pq.read_table(io.BytesIO(_body(response)))
+
+
+def test_the_parquet_export_loads_with_pyarrow_pandas_and_datasets(snapshot, curator, api_as, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    # Accept-Encoding is an offer most clients make: Parquet goes out as it is, never gzipped.
+    response = api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet"), HTTP_ACCEPT_ENCODING="gzip")
+    assert "Content-Encoding" not in response and response["ETag"] == f'"{snapshot.hash}"'
+    assert response["Content-Disposition"].endswith('.parquet"')
+    path = tmp_path / "export.parquet"
+    path.write_bytes(_body(response))
+
+    table = pq.read_table(path)
+    assert table.schema == export.parquet_schema()
+    jsonl = [json.loads(line) for line in _body(api_as(curator, ["read", "export"]).get(_url(snapshot))).splitlines()]
+    rows = table.to_pylist()
+    for row, record in zip(rows, jsonl, strict=True):
+        assert row["tests"].pop("hidden") is None  # a column of every file; null without export:tests
+        assert row == record  # the very records the JSONL export writes, in the same order
+
+    frame = pd.read_parquet(path)
+    assert list(frame["task_id"]) == ["task-0", "task-1", "task-2"]
+    assert list(frame["tags"][0]) == ["arithmetic", "basics"] and frame["limits"][0]["memory_limit_mb"] == 128
+
+    loaded = datasets.load_dataset("parquet", data_files=str(path), split="train")
+    assert loaded.num_rows == 3 and loaded["task_id"] == ["task-0", "task-1", "task-2"]
+    first = loaded[0]
+    assert first["prompt"][0]["role"] == "system" and "Define `add`" in first["prompt"][1]["content"]
+    assert first["version_hash"] == snapshot.members.get(position=0).content_hash
+    assert first["limits"] == {"time_limit_s": 5.0, "memory_limit_mb": 128}
+    assert first["tests"]["visible"] == ["assert add(1, 2) == 3"] and first["tests"]["hidden"] is None
+
+
+def test_parquet_holds_hidden_tests_only_with_their_scope_and_refuses_gzip(snapshot, curator, api_as):
+    with_tests = _parquet(api_as(curator, ["read", "export", "export:tests"]).get(_url(snapshot, format="parquet")))
+    assert with_tests.column("task_id").to_pylist() == ["task-0", "task-1", "task-2"]
+    assert with_tests.column("tests").to_pylist()[0]["hidden"] == ["assert add(-1, 1) == 0", "assert add(10, 5) == 15"]
+    without = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))
+    assert [tests["hidden"] for tests in without.column("tests").to_pylist()] == [None, None, None]
+
+    refused = api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet", gzip=1))
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["code"] == "invalid" and "gzip" in error["details"] and "compressed" in error["message"]
+
+
+def test_parquet_is_streamed_a_row_group_per_chunk(curator, reviewer, api_as, monkeypatch):
+    import pyarrow.parquet as pq
+
+    for i in range(7):
+        _approved(curator, reviewer, f"task-{i}", tags=("basics",))
+    snapshot = snapshot_create(pool=pool_create(slug="seven", title="Seven", criteria={}))[0]
+    monkeypatch.setattr(export, "CHUNK", 3)  # 7 members: three chunks, as 1,500 would be with 500
+
+    chunks = [c for c in api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")).streaming_content]
+    # The magic, then a piece per row group as it is written, the footer last: never the file at once.
+    assert len(chunks) >= 3 and all(chunks[:-1]) and chunks[0].startswith(b"PAR1")
+    parquet = pq.ParquetFile(io.BytesIO(b"".join(chunks)))
+    assert [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)] == [3, 3, 1]
+    assert parquet.read().column("task_id").to_pylist() == [f"task-{i}" for i in range(7)]
+    assert parquet.metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+TRICKY = 'Return "a" + \\b\tthen é, 😀, \u2028 and a bell \x07 (backslash \\).'
+STDIO = {
+    "suite_kind": "stdio",
+    "entry_point": "",
+    "starter_code": "",
+    "visible_tests": [{"input": "1 2\n", "output": "3\n"}],
+    "hidden_tests": [{"input": "-1 1\n", "output": "0\n"}],
+    "solutions": [
+        {"role": "reference", "label": "ref", "code": "a, b = map(int, input().split())\nprint(a + b)\n"},
+        {"role": "adversarial", "label": "zero", "code": "print(0)\n"},
+    ],
+}
+
+
+@pytest.fixture
+def mixed(curator, reviewer):
+    """A snapshot with awkward text, an stdio task, and figures of every float form,
+    frozen by hand as a fit would leave them (the services give these tasks none)."""
+    from trainer_bridge.models import Snapshot, SnapshotMember
+
+    _approved(curator, reviewer, "a-tricky", tags=("text",), statement=TRICKY,
+              visible_tests=["assert add(1, 2) == 3  # é \\ \"q\""])  # fmt: skip
+    _approved(curator, reviewer, "b-stdio", tags=("io",), **STDIO)
+    _approved(curator, reviewer, "c-plain", tags=())
+    frozen = snapshot_create(pool=pool_create(slug="mixed", title="Mixed", criteria={}))[0]
+    snapshot = Snapshot.objects.create(pool=frozen.pool, hash="f" * 64, criteria={}, size=frozen.size)
+    figures = [
+        (1e-07, "measured", "LEARNABLE", 0.1, ["text", 'ünï "q" \\']),
+        (float("nan"), "predicted", "TOO_HARD", 1e22, ["io"]),
+        (None, "", "", None, []),
+    ]
+    members = frozen.members.order_by("position")
+    for member, (difficulty, source, band, noise, tags) in zip(members, figures, strict=True):
+        SnapshotMember.objects.create(snapshot=snapshot, position=member.position, task=member.task,
+                                      version=member.version, content_hash=member.content_hash, band=band,
+                                      difficulty=difficulty, difficulty_source=source, reward_noise=noise,
+                                      tags=tags)  # fmt: skip
+    return snapshot
+
+
+@pytest.mark.parametrize("with_hidden_tests", [False, True])
+def test_json_lines_are_the_records_as_json_dumps_writes_them(mixed, with_hidden_tests):
+    records = list(export.records(mixed, with_hidden_tests=with_hidden_tests))
+    assert [r["task_id"] for r in records] == ["a-tricky", "b-stdio", "c-plain"]
+    assert records[1]["tests"]["visible"] == [{"input": "1 2\n", "output": "3\n"}]
+    expected = [json.dumps(r, ensure_ascii=False) for r in records]
+    # Lines end at "\n" only: a line may hold U+2028, which str.splitlines would cut at.
+    body = b"".join(export.jsonl_chunks(mixed, with_hidden_tests=with_hidden_tests)).decode()
+    array = b"".join(export.json_chunks(mixed, with_hidden_tests=with_hidden_tests)).decode()
+    if connection.vendor != "postgresql":  # SQLite: Django's JSON text (non-ASCII escaped), and no NaN
+        assert [json.loads(line) for line in body.split("\n")[:-1]] == json.loads(array) == records
+        return
+    assert body.split("\n") == [*expected, ""]
+    assert array == "[" + ",".join(expected) + "]"
+
+
+def test_parquet_holds_stdio_cases_as_their_json_text(mixed):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(b"".join(export.parquet_chunks(mixed, with_hidden_tests=True))))
+    rows = table.to_pylist()
+    assert [r["task_id"] for r in rows] == ["a-tricky", "b-stdio", "c-plain"]
+    assert rows[0]["prompt"][1]["content"].startswith(TRICKY) and rows[0]["tags"] == ["text", 'ünï "q" \\']
+    assert [json.loads(case) for case in rows[1]["tests"]["visible"]] == [{"input": "1 2\n", "output": "3\n"}]
+    assert [json.loads(case) for case in rows[1]["tests"]["hidden"]] == [{"input": "-1 1\n", "output": "0\n"}]
+    assert rows[0]["difficulty"] == 1e-07 and rows[1]["reward_noise"] == 1e22 and rows[2]["difficulty"] is None
+    if connection.vendor == "postgresql":  # SQLite stores NaN as NULL
+        assert rows[1]["difficulty"] != rows[1]["difficulty"]  # NaN stays NaN
+    assert rows[2]["band"] is None and rows[2]["tags"] == []

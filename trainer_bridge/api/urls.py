@@ -1,6 +1,6 @@
-from django.urls import path
+from django.urls import include, path
 
-from trainer_bridge.api import views
+from trainer_bridge.api import jobs, rewards, views
 
 urlpatterns = [
     path("pools/", views.PoolListView.as_view(), name="api-pools"),
@@ -12,4 +12,11 @@ urlpatterns = [
         views.SnapshotExportView.as_view(),
         name="api-snapshot-export",
     ),
+    path("rewards", rewards.RewardBatchView.as_view(), name="api-rewards"),
+    path("rewards/<str:batch_id>", rewards.RewardBatchDetailView.as_view(), name="api-reward-batch"),
+    path("jobs", jobs.JobListView.as_view(), name="api-jobs"),
+    path("jobs/<int:job_id>", jobs.JobDetailView.as_view(), name="api-job"),
+    path("jobs/<int:job_id>/metrics", jobs.JobMetricsView.as_view(), name="api-job-metrics"),
+    path("jobs/<int:job_id>/rollouts", jobs.JobRolloutsView.as_view(), name="api-job-rollouts"),
+    path("", include("trainer_bridge.api.builds")),  # background export builds
 ]

@@ -1,9 +1,10 @@
-"""GET /api/v1/pools/{slug}/snapshots/{hash}/export?format=jsonl|json[&gzip=1]
+"""GET /api/v1/pools/{slug}/snapshots/{hash}/export?format=jsonl|json|parquet[&gzip=1]
 
 Streamed a chunk of members at a time (constant memory), gzip when asked (the
-query's `gzip=1` or the request's Accept-Encoding), with an ETag equal to the
-snapshot hash: If-None-Match with it answers 304. Hidden tests only for tokens
-with the `export:tests` scope. Curators, reviewers and trainers.
+query's `gzip=1` or the request's Accept-Encoding; Parquet is compressed inside
+and never gzipped), with an ETag equal to the snapshot hash: If-None-Match with
+it answers 304. Hidden tests only for tokens with the `export:tests` scope.
+Curators, reviewers and trainers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from trainer_bridge import export
 from trainer_bridge.services.pools import snapshot_get
 
-FORMATS = {"jsonl": ("application/x-ndjson", export.jsonl_chunks), "json": ("application/json", export.json_chunks)}
+FORMATS = {
+    "jsonl": ("application/x-ndjson", export.jsonl_chunks),
+    "json": ("application/json", export.json_chunks),
+    "parquet": (export.PARQUET_CONTENT_TYPE, export.parquet_chunks),
+}
+# Compressed inside the file: gzip on top would cost CPU and gain nothing.
+SELF_COMPRESSED = frozenset({"parquet"})
 
 
 class CanExport(BasePermission):
@@ -47,7 +54,13 @@ class SnapshotExportView(APIView):
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in FORMATS:
             raise ValidationFailed(f"Unknown format {fmt!r}.", details={"format": [f"One of: {', '.join(FORMATS)}."]})
-        snapshot = snapshot_get(pool_slug=slug, digest=digest)
+        asked_gzip = request.query_params.get("gzip", "").lower() in ("1", "true", "yes")
+        if asked_gzip and fmt in SELF_COMPRESSED:
+            raise ValidationFailed(
+                f"format={fmt} is compressed inside the file (zstd); ask for it without gzip.",
+                details={"gzip": [f"Not with format={fmt}."]},
+            )
+        snapshot = readable_snapshot(request, slug=slug, digest=digest)
         etag = f'"{snapshot.hash}"'
         wanted = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
         if etag in wanted or "*" in wanted:
@@ -56,9 +69,8 @@ class SnapshotExportView(APIView):
             return response
         content_type, chunks = FORMATS[fmt]
         body = chunks(snapshot, with_hidden_tests="export:tests" in request_scopes(request))
-        gzip = request.query_params.get("gzip", "").lower() in ("1", "true", "yes") or "gzip" in request.headers.get(
-            "Accept-Encoding", ""
-        )
+        # Accept-Encoding is only an offer (most clients send it): a Parquet file goes as it is.
+        gzip = fmt not in SELF_COMPRESSED and (asked_gzip or "gzip" in request.headers.get("Accept-Encoding", ""))
         response = StreamingHttpResponse(export.gzipped(body) if gzip else body, content_type=content_type)
         if gzip:
             response["Content-Encoding"] = "gzip"
@@ -66,6 +78,18 @@ class SnapshotExportView(APIView):
         response["Vary"] = "Accept-Encoding, Authorization"
         response["Content-Disposition"] = f'attachment; filename="{slug}-{snapshot.hash[:12]}.{fmt}"'
         return response
+
+
+def readable_snapshot(request: Request, *, slug: str, digest: str) -> Any:
+    """The snapshot, if this caller may read it (trainers: only through their jobs);
+    otherwise the same 404 as a snapshot that does not exist."""
+    from tasks_app.errors import NotFound
+    from trainer_bridge.services.jobs import can_read_snapshot
+
+    snapshot = snapshot_get(pool_slug=slug, digest=digest)
+    if not can_read_snapshot(user=request.user, token=request.auth, snapshot=snapshot):
+        raise NotFound(f"No snapshot {digest[:12]!r} of pool {slug!r} that this token can read.")
+    return snapshot
 
 
 def _pool(slug: str) -> Any:
@@ -89,19 +113,34 @@ class CanCurate(BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return has_role(request.user, CURATOR, REVIEWER, TRAINER)
-        return has_role(request.user, CURATOR, REVIEWER)
+        return has_role(request.user, CURATOR, REVIEWER) and "write" in request_scopes(request)
+
+
+# A job's token (scope `job`) lists its own pool and snapshot, and nothing else.
+READ_OR_JOB = {"GET": ("read", "job")}
+
+
+def _job_snapshot(request: Request) -> Any:
+    from trainer_bridge.services.jobs import job_of_token
+
+    job = job_of_token(request.auth)
+    return job.snapshot if job is not None else None
 
 
 class PoolListView(APIView):
     """GET the pools; POST {slug, title, criteria} to make one."""
 
     permission_classes = [HasScope, CanCurate]
+    scope_by_method = READ_OR_JOB
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         from trainer_bridge.models import Pool
 
         pools = Pool.objects.order_by("slug")
+        bound = _job_snapshot(request)
+        if bound is not None:
+            pools = pools.filter(pk=bound.pool_id)
         return Response([{"slug": p.slug, "title": p.title, "criteria": p.criteria,
                           "snapshots": p.snapshots.count()} for p in pools])  # fmt: skip
 
@@ -136,10 +175,15 @@ class SnapshotListView(APIView):
     snapshot when nothing changed)."""
 
     permission_classes = [HasScope, CanCurate]
+    scope_by_method = READ_OR_JOB
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
-        return Response([_snapshot_body(s) for s in _pool(slug).snapshots.select_related("pool")])
+        snapshots = _pool(slug).snapshots.select_related("pool")
+        bound = _job_snapshot(request)
+        if bound is not None:
+            snapshots = snapshots.filter(pk=bound.pk)
+        return Response([_snapshot_body(s) for s in snapshots])
 
     @extend_schema(request=None, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:

@@ -1,0 +1,258 @@
+"""What the reward API costs over the sandbox engine it drives, in one run.
+
+Figures:
+- reward_over_raw_sandbox: completions scored per second through the reward API
+  (real HTTP to gunicorn, batches of 16 from concurrent clients, a real Celery
+  worker on Redis running the chunks on its warm bwrap pool, PostgreSQL
+  holding every batch and verdict) over the raw engine's
+  (`evaluation.sandbox.engine.run` on the same warm pool size, on threads, no
+  database, no HTTP) on the very same completions. Goal >= 0.8.
+- reward_latency_p50_s / reward_latency_p99_s: one batch of 16, posted to answered.
+- reward_completions_per_s and raw_completions_per_s, beside them.
+
+The completions: every HumanEval task's canonical solution (passes) and a wrong
+one (returns None), 328 in all, each sent REPEAT times. Before timing, both
+sides run one warm-up pass. The database is a throwaway PostgreSQL database,
+dropped at the end; the broker is Redis database 7, emptied before and after.
+Progress goes to stderr; the last line of stdout is one JSON object.
+
+Usage: .venv/bin/python bench/reward.py [--repeat N] [--clients C] [--batch B] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SCRATCH = tempfile.mkdtemp(prefix="bench-reward-")
+DB_NAME = f"bench_reward_{os.getpid()}"
+REDIS_URL = "redis://127.0.0.1:6379/7"
+CORES = os.cpu_count() or 1
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def server_url() -> str:
+    """The local PostgreSQL (started if needed) as ensure-services.sh reports it."""
+    out = subprocess.run(["bash", str(ROOT / "platform/scripts/ensure-services.sh")], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    return out.stdout.strip().splitlines()[-1]
+
+
+BASE_URL = os.environ.get("DATABASE_URL") or server_url()
+DB_URL = BASE_URL.rsplit("/", 1)[0] + f"/{DB_NAME}"
+ENV = {
+    "DATABASE_URL": DB_URL,
+    "CELERY_BROKER_URL": REDIS_URL,
+    "LOG_LEVEL": "WARNING",
+    "DJANGO_DEBUG": "0",  # as deployed: DEBUG keeps every SQL statement in memory
+    "SECURE_SSL_REDIRECT": "0",
+    "SESSION_COOKIE_SECURE": "0",
+    "CSRF_COOKIE_SECURE": "0",
+    "VERIFY_ON_SUBMIT": "0",
+    "SANDBOX_BACKEND": "bwrap",
+    "SANDBOX_REPLAY_DIR": str(Path(SCRATCH) / "replay"),
+    "THROTTLE_REWARDS": "100000/min",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
+}
+os.environ.update(ENV)
+
+
+def admin_sql(statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(BASE_URL, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def flush_redis() -> None:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen:
+    # A session of its own: stopping it signals its process group, nothing else.
+    with log.open("wb") as out:
+        return subprocess.Popen(command, cwd=ROOT, env={**os.environ}, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def wait_until(check, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N HumanEval tasks")
+    args = parser.parse_args()
+
+    admin_sql(f'CREATE DATABASE "{DB_NAME}"')
+    flush_redis()
+    processes: list[subprocess.Popen] = []
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        figures = run(args, processes)
+    finally:
+        for process in processes:
+            stop(process)
+        from django.db import connections
+
+        connections.close_all()
+        admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+        flush_redis()
+    print(json.dumps(figures))
+
+
+def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
+    import requests
+
+    from evaluation import audit
+    from evaluation.requests import run_request_for
+    from evaluation.sandbox import engine
+    from tasks_app.services import api_token_create
+    from trainer_bridge.services.rewards import prepared_code
+
+    say("importing HumanEval")
+    actor = audit.auditor_user()
+    versions = audit.latest_versions(audit.dataset_import(path=audit.default_dataset(), actor=actor,
+                                                          limit=args.limit))  # fmt: skip
+    items = []
+    for version in versions:
+        reference = version.solutions.filter(role="reference").first()
+        signature = reference.code.split("\n")
+        wrong = "\n".join(signature) + "\n\n\ndef " + version.entry_point + "(*args, **kwargs):\n    return None\n"
+        items += [(version, reference.code), (version, wrong)]
+    items = items * args.repeat
+    say(f"{len(items)} completions ({len(versions)} tasks, a right and a wrong answer each, x{args.repeat})")
+
+    # -- the raw engine: the same completions, the same pool size, on threads ---------------
+    requests_raw = [run_request_for(v, prepared_code(c, v)) for v, c in items]
+    pool = engine.get_pool("bwrap")
+    with ThreadPoolExecutor(max_workers=pool.size) as threads:
+        list(threads.map(engine.run, requests_raw[: min(len(requests_raw), 4 * pool.size)]))  # warm-up
+        started = time.perf_counter()
+        raw_results = list(threads.map(engine.run, requests_raw))
+        raw_s = time.perf_counter() - started
+    engine.close_pools()
+    raw_rate = len(items) / raw_s
+    raw_passed = sum(1 for r in raw_results if r.status == "passed")
+    say(f"raw engine: {raw_rate:.1f} completions/s ({raw_passed} passed)")
+
+    # -- the reward API: gunicorn + one Celery worker, over HTTP -----------------------------
+    port = free_port()
+    venv = Path(sys.executable).parent
+    processes.append(start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
+                            "--concurrency", str(CORES), "-n", f"bench-reward-{os.getpid()}@%h",
+                            "--without-mingle", "--without-gossip", "--loglevel", "WARNING"],
+                           Path(SCRATCH) / "worker.log"))  # fmt: skip
+    processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
+                            "--workers", "1", "--threads", str(args.clients * 2), "--log-level", "warning"],
+                           Path(SCRATCH) / "web.log"))  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+
+    def web_up() -> bool:
+        try:
+            return requests.get(f"{base}/api/v1/schema/", timeout=2).status_code < 500
+        except requests.RequestException:
+            return False
+
+    wait_until(web_up, timeout=60, what="gunicorn")
+    secret = api_token_create(user=actor, name="bench", scopes=["reward", "read"]).secret
+    session_headers = {"Authorization": f"Bearer {secret}"}
+    bodies = [
+        [{"version_hash": v.content_hash, "completion": c, "id": str(n)} for n, (v, c) in enumerate(chunk)]
+        for chunk in (items[i : i + args.batch] for i in range(0, len(items), args.batch))
+    ]
+
+    def post(body: list[dict]) -> tuple[float, dict]:
+        with requests.Session() as http:
+            sent = time.perf_counter()
+            headers = {**session_headers, "Idempotency-Key": uuid.uuid4().hex}
+            answer = http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": 300},
+                               headers=headers, timeout=400)  # fmt: skip
+            answer.raise_for_status()
+            return time.perf_counter() - sent, answer.json()
+
+    say("warming the worker's pool")
+    with ThreadPoolExecutor(max_workers=args.clients) as clients:
+        list(clients.map(post, bodies[: args.clients * 2]))
+        started = time.perf_counter()
+        answered = list(clients.map(post, bodies))
+        api_s = time.perf_counter() - started
+    latencies = [seconds for seconds, _ in answered]
+    results = [r for _, body in answered for r in body["results"]]
+    api_rate = len(results) / api_s
+    api_passed = sum(1 for r in results if r["status"] == "passed")
+    unfinished = sum(1 for _, body in answered if body["state"] != "done")
+    say(f"reward API: {api_rate:.1f} completions/s ({api_passed} passed), "
+        f"p50 {statistics.median(latencies):.3f} s, p99 {percentile(latencies, 0.99):.3f} s")  # fmt: skip
+    if api_passed != raw_passed or unfinished:
+        say(f"WARNING: the API passed {api_passed}, the raw engine {raw_passed}; {unfinished} batches unfinished")
+    return {
+        "completions": len(items),
+        "batch": args.batch,
+        "clients": args.clients,
+        "raw_completions_per_s": round(raw_rate, 2),
+        "reward_completions_per_s": round(api_rate, 2),
+        "reward_latency_p50_s": round(statistics.median(latencies), 4),
+        "reward_latency_p99_s": round(percentile(latencies, 0.99), 4),
+        "verdicts_agree": api_passed == raw_passed and not unfinished,
+        "reward_over_raw_sandbox": round(api_rate / raw_rate, 4),
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,455 @@
+"""The reward API's services: take a batch of completions, run them on the sandbox
+workers, and say what each earned.
+
+A batch is checked whole before anything is stored (an error names the
+completion and field at fault). Stored, its completions are split into chunks,
+each a message on the `sandbox` queue that verification also uses; a worker
+runs a chunk's completions side by side on its warm sandbox pool. The caller
+waits for the verdicts up to its deadline.
+
+Rewards: `passed` earns 1. In `fraction` mode any other verdict earns the
+fraction of tests passed, kept below 1 (only a pass earns 1: a solution that
+passes every test it reached and then hangs or exits early has not passed).
+`sandbox_error` earns no reward at all (null): a broken sandbox is our fault,
+not a wrong answer, and must not train the policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from evaluation.difficulty.samples import with_prompt
+from evaluation.requests import run_request_for
+from evaluation.sandbox.types import Status
+from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFailed
+from tasks_app.models import TaskVersion
+from trainer_bridge.extraction import extract_code
+from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, TrainingJob
+
+FINAL = tuple(str(s) for s in Status)
+MESSAGE_KEPT = 500  # characters of a failing test's message in a result
+STDERR_KEPT = 2000  # characters of stderr kept for a solution that does not load
+FAILURES_SHOWN = 20
+_HASH_CHARS = set("0123456789abcdef")
+
+
+def options() -> dict[str, Any]:
+    defaults = {"MAX_BATCH": 256, "MAX_COMPLETION_BYTES": 65536, "DEADLINE_S": 120.0, "MAX_DEADLINE_S": 600.0,
+                "MAX_IN_FLIGHT": 2048, "CHUNK": 8, "RETENTION_H": 72}  # fmt: skip
+    return {**defaults, **getattr(settings, "REWARD", {})}
+
+
+# -- the request ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Completion:
+    version_hash: str
+    completion: str
+    client_id: str
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    completions: list[Completion]
+    reward_mode: str
+    seed: int
+    deadline_s: float
+    idempotency_key: str
+
+    def digest(self) -> str:
+        body = {"mode": self.reward_mode, "seed": self.seed,
+                "completions": [[c.version_hash, c.completion, c.client_id] for c in self.completions]}  # fmt: skip
+        return hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
+
+
+def parse_batch(body: Any, *, idempotency_key: str = "", job: TrainingJob | None = None) -> BatchRequest:
+    """Check a request body whole; a ValidationFailed names every field at fault."""
+    limits = options()
+    errors: dict[str, list[str]] = {}
+    if not isinstance(body, dict):
+        raise ValidationFailed("The body must be a JSON object with a `completions` list.",
+                               details={"body": [f"Got {type(body).__name__}."]})  # fmt: skip
+    unknown = sorted(set(body) - {"completions", "reward", "seed", "deadline_s", "idempotency_key"})
+    if unknown:
+        errors["body"] = [f"Unknown fields: {', '.join(unknown)}."]
+    raw = body.get("completions")
+    completions: list[Completion] = []
+    if not isinstance(raw, list) or not raw:
+        errors["completions"] = ["A non-empty list of {version_hash, completion} objects."]
+    elif len(raw) > limits["MAX_BATCH"]:
+        errors["completions"] = [f"At most {limits['MAX_BATCH']} completions a batch; got {len(raw)}."]
+    else:
+        for n, item in enumerate(raw):
+            where = f"completions[{n}]"
+            if not isinstance(item, dict):
+                errors[where] = ["An object with version_hash and completion."]
+                continue
+            digest, text, client_id = item.get("version_hash"), item.get("completion"), item.get("id", "")
+            if not isinstance(digest, str) or len(digest) != 64 or not set(digest) <= _HASH_CHARS:
+                errors[f"{where}.version_hash"] = ["A task version's content hash: 64 lowercase hex characters."]
+            if not isinstance(text, str):
+                errors[f"{where}.completion"] = ["The completion's text (a string)."]
+            elif len(text.encode("utf-8", "surrogatepass")) > limits["MAX_COMPLETION_BYTES"]:
+                errors[f"{where}.completion"] = [f"At most {limits['MAX_COMPLETION_BYTES']} bytes."]
+            elif "\x00" in text:
+                errors[f"{where}.completion"] = ["Contains a NUL character."]
+            if client_id is None:
+                client_id = ""
+            if not isinstance(client_id, (str, int)) or len(str(client_id)) > 200:
+                errors[f"{where}.id"] = ["Your own label for it: a string or integer, at most 200 characters."]
+            if not any(k.startswith(where) for k in errors):
+                completions.append(Completion(digest, text, str(client_id)))
+    mode = body.get("reward", job.reward_mode if job else "binary")
+    if mode not in REWARD_MODES:
+        errors["reward"] = [f"One of: {', '.join(REWARD_MODES)}."]
+    seed = body.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31:
+        errors["seed"] = ["A whole number from 0 to 2^31-1."]
+    deadline = body.get("deadline_s", limits["DEADLINE_S"])
+    if (not isinstance(deadline, (int, float)) or isinstance(deadline, bool) or not math.isfinite(deadline)
+            or not 0 < deadline <= limits["MAX_DEADLINE_S"]):  # fmt: skip
+        errors["deadline_s"] = [f"Seconds to wait for the verdicts: more than 0, at most {limits['MAX_DEADLINE_S']}."]
+    key = idempotency_key or body.get("idempotency_key") or ""
+    if not isinstance(key, str) or len(key) > 200 or not all(ch.isprintable() for ch in key):
+        errors["idempotency_key"] = ["At most 200 printable characters."]
+    if errors:
+        raise ValidationFailed(_first_error(errors), details=errors)
+    return BatchRequest(completions, mode, seed, float(deadline), key)
+
+
+def _first_error(errors: dict[str, list[str]]) -> str:
+    where, messages = next(iter(errors.items()))
+    more = f" ({len(errors) - 1} more problems in details)" if len(errors) > 1 else ""
+    return f"{where}: {messages[0]}{more}"
+
+
+# -- submitting ------------------------------------------------------------------------------
+
+
+def _versions(request: BatchRequest, job: TrainingJob | None) -> dict[str, TaskVersion]:
+    """Hash -> a version with that content (any: the same content runs the same)."""
+    wanted = {c.version_hash for c in request.completions}
+    fields = ("id", "content_hash", "suite_kind", "entry_point", "starter_code", "test_setup", "visible_tests",
+              "hidden_tests", "time_limit_s", "memory_limit_mb")  # fmt: skip
+    found = {v.content_hash: v for v in TaskVersion.objects.filter(content_hash__in=wanted).only(*fields)}
+    errors = {f"completions[{n}].version_hash": ["No task version has this content hash."]
+              for n, c in enumerate(request.completions) if c.version_hash not in found}  # fmt: skip
+    if errors:
+        raise ValidationFailed(_first_error(errors), details=errors)
+    if job is not None:
+        allowed = set(job.snapshot.members.filter(content_hash__in=wanted).values_list("content_hash", flat=True))
+        outside = {f"completions[{n}].version_hash": [f"Not in this job's snapshot {job.snapshot.hash[:12]}."]
+                   for n, c in enumerate(request.completions) if c.version_hash not in allowed}  # fmt: skip
+        if outside:
+            raise PermissionDenied(
+                "A training job's token asks for rewards on its own snapshot's versions only.", details=outside
+            )
+    return found
+
+
+def prepared_code(completion: str, version: TaskVersion) -> str:
+    """What runs: the completion's code, behind the task's prompt when it is only a body."""
+    code = extract_code(completion)
+    return with_prompt(code, prompt=version.starter_code, entry_point=version.entry_point)
+
+
+def in_flight() -> int:
+    return RewardItem.objects.filter(status__in=("pending", "running")).count()
+
+
+def _retry_after(waiting: int) -> int:
+    """Seconds until the queue has likely drained enough: waiting / recent throughput."""
+    since = timezone.now() - timedelta(seconds=60)
+    rate = RewardItem.objects.filter(finished_at__gte=since).count() / 60.0
+    return max(1, min(60, math.ceil(waiting / rate))) if rate > 0 else 5
+
+
+def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None = None) -> tuple[RewardBatch, bool]:
+    """Store a batch, or find the one stored under the same idempotency key.
+    Returns (batch, created); only a created batch needs enqueueing."""
+    digest = request.digest()
+    if request.idempotency_key:
+        existing = RewardBatch.objects.filter(user=user, idempotency_key=request.idempotency_key).first()
+        if existing is not None:
+            return _same_batch(existing, digest), False
+    versions = _versions(request, job)
+    waiting = in_flight()
+    if waiting + len(request.completions) > options()["MAX_IN_FLIGHT"]:
+        raise TooBusy(
+            f"{waiting} completions are waiting for a sandbox; this batch of {len(request.completions)} "
+            f"would pass the limit of {options()['MAX_IN_FLIGHT']}. Retry after the time in Retry-After.",
+            retry_after=_retry_after(waiting),
+        )
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            batch = RewardBatch.objects.create(id=uuid.uuid4(), user=user, job=job,
+                                               idempotency_key=request.idempotency_key, body_digest=digest,
+                                               reward_mode=request.reward_mode, seed=request.seed,
+                                               size=len(request.completions))  # fmt: skip
+            rows = []
+            for n, c in enumerate(request.completions):
+                version = versions[c.version_hash]
+                code = prepared_code(c.completion, version)
+                rows.append(RewardItem(batch=batch, index=n, client_id=c.client_id, version=version, code=code,
+                                       code_digest=hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
+                                       queued_at=now))  # fmt: skip
+            RewardItem.objects.bulk_create(rows)
+    except IntegrityError:
+        # Two retries of one batch raced; the other stored it.
+        existing = RewardBatch.objects.get(user=user, idempotency_key=request.idempotency_key)
+        return _same_batch(existing, digest), False
+    return batch, True
+
+
+def _same_batch(existing: RewardBatch, digest: str) -> RewardBatch:
+    if existing.body_digest != digest:
+        raise Conflict(
+            "This idempotency key was used for a different batch; use a new key for new completions.",
+            details={"idempotency_key": [f"Names batch {existing.id}."]},
+        )
+    return existing
+
+
+def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list[int]]:
+    """The batch's item ids, in chunks of REWARD CHUNK: one queue message each."""
+    items = batch.items.order_by("index")
+    if only_unfinished:
+        items = items.filter(finished_at__isnull=True)
+    ids = list(items.values_list("pk", flat=True))
+    size = max(1, int(options()["CHUNK"]))
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
+# -- running (on a sandbox worker) -------------------------------------------------------------
+
+
+def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[int]:
+    """Mark the items running; returns those this call won: pending ones, or running
+    ones whose worker has evidently died (claimed longer ago than any run can take)."""
+    stale = now - timedelta(seconds=2 * 600 + 60)
+    table = RewardItem._meta.db_table
+    marks = ", ".join(["%s"] * len(item_ids))
+    sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
+           f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
+           "RETURNING id")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, worker, *item_ids, stale])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def reward_for(status: str, passed: int, total: int, mode: str) -> float | None:
+    """The reward a verdict earns (see the module docstring)."""
+    if status == Status.SANDBOX_ERROR:
+        return None
+    if status == Status.PASSED:
+        return 1.0
+    if mode == "fraction" and total > 0:
+        return min(passed / total, (total - 1) / total)
+    return 0.0
+
+
+def expected_tests(version: TaskVersion) -> int:
+    """Tests the judge must report for this version (pytest suites report what they collect)."""
+    if version.suite_kind == "pytest":
+        return 0
+    return len(version.visible_tests or []) + len(version.hidden_tests or [])
+
+
+def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
+    """Run the items this call can claim, side by side on the warm pool; record each
+    verdict as it comes. Returns how many it ran. Idempotent: a redelivered chunk
+    finds its items claimed or finished and runs nothing twice."""
+    from evaluation.sandbox import engine
+    from evaluation.sandbox.errors import PoolBusy
+    from evaluation.services.threads import run_on_threads
+    from evaluation.services.verification import SandboxUnavailable, worker_name
+
+    me = worker or worker_name()
+    won = _claim(item_ids, worker=me, now=timezone.now())
+    if not won:
+        return 0
+    items = list(RewardItem.objects.filter(pk__in=won).select_related("batch", "version").order_by("index"))
+    busy: list[int] = []
+
+    def run_one(item: RewardItem) -> None:
+        request = run_request_for(item.version, item.code, seed=item.batch.seed)
+        try:
+            result = engine.run(request)
+        except PoolBusy:
+            busy.append(item.pk)
+            RewardItem.objects.filter(pk=item.pk, status="running").update(status="pending", started_at=None)
+            return
+        _record(item, result)
+
+    run_on_threads(items, run_one, workers=min(len(items), engine.get_pool().size))
+    _finish_batches({item.batch_id for item in items})
+    if busy:
+        raise SandboxUnavailable(f"{len(busy)} completions found every sandbox busy; they wait for a retry")
+    return len(items)
+
+
+def _record(item: RewardItem, result: Any) -> None:
+    tests = [{"name": t.name, "outcome": t.outcome, "message": t.message[:MESSAGE_KEPT],
+              "duration_s": round(t.duration_s, 6)} for t in result.tests]  # fmt: skip
+    passed = sum(1 for t in result.tests if t.outcome == "passed")
+    total = max(len(result.tests), expected_tests(item.version))
+    status = str(result.status)
+    detail = {
+        "tests": tests,
+        "message": result.message[:MESSAGE_KEPT],
+        "stderr": result.stderr[-STDERR_KEPT:] if status == Status.ERROR else "",
+        "exit_code": result.exit_code,
+        "signal": result.signal,
+        "backend": result.backend,
+        "sandbox_id": result.sandbox_id,
+        "runtime_fingerprint": result.runtime_fingerprint,
+        "harness_version": result.harness_version,
+        "request_digest": result.request_digest,
+        "attempts": result.attempts,
+    }
+    RewardItem.objects.filter(pk=item.pk, status="running").update(
+        status=status, reward=reward_for(status, passed, total, item.batch.reward_mode), tests_passed=passed,
+        tests_total=total, result=detail, wall_s=result.wall_s, cpu_s=result.cpu_s, finished_at=timezone.now(),
+    )  # fmt: skip
+
+
+def _finish_batches(batch_ids: set[Any]) -> None:
+    for batch_id in batch_ids:
+        if not RewardItem.objects.filter(batch_id=batch_id, finished_at__isnull=True).exists():
+            RewardBatch.objects.filter(pk=batch_id, finished_at__isnull=True).update(finished_at=timezone.now())
+
+
+# -- waiting and answering ---------------------------------------------------------------------
+
+
+def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> bool:
+    """Wait until every item has its verdict or the deadline passes; True when all have.
+    Polls the database (it works with any broker), from 5 ms apart up to 100 ms."""
+    until = time.monotonic() + deadline_s
+    pause = 0.005
+    while True:
+        if not RewardItem.objects.filter(batch=batch, finished_at__isnull=True).exists():
+            return True
+        left = until - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 1.5, 0.1)
+
+
+def batch_body(batch: RewardBatch, *, reveal_hidden: bool, replayed: bool = False) -> dict[str, Any]:
+    """The batch as the API answers it. Hidden tests' messages stay hidden unless the
+    caller may read hidden tests (`export:tests`): a policy must not learn them."""
+    items = list(batch.items.order_by("index").values(
+        "index", "client_id", "version__content_hash", "status", "reward", "tests_passed", "tests_total", "result",
+        "wall_s", "cpu_s", "queued_at", "started_at", "finished_at"))  # fmt: skip
+    results = [_item_body(row, reveal_hidden) for row in items]
+    counts: dict[str, int] = {}
+    for row in results:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    done = all(row["status"] in FINAL for row in results)
+    return {"id": str(batch.id), "state": "done" if done else "running", "reward_mode": batch.reward_mode,
+            "idempotency_key": batch.idempotency_key or None, "replayed": replayed, "size": batch.size,
+            "counts": dict(sorted(counts.items())), "results": results}  # fmt: skip
+
+
+def _item_body(row: dict[str, Any], reveal_hidden: bool) -> dict[str, Any]:
+    detail = row["result"] or {}
+    failures = []
+    for test in detail.get("tests", []):
+        if test["outcome"] == "passed" or len(failures) >= FAILURES_SHOWN:
+            continue
+        hidden = test["name"].startswith("hidden")
+        failures.append({"name": test["name"], "outcome": test["outcome"],
+                         "message": test["message"] if reveal_hidden or not hidden else "(hidden test)"})  # fmt: skip
+    queue_s = (row["started_at"] - row["queued_at"]).total_seconds() if row["started_at"] else None
+    total_s = (row["finished_at"] - row["queued_at"]).total_seconds() if row["finished_at"] else None
+    return {
+        "index": row["index"],
+        "id": row["client_id"] or None,
+        "version_hash": row["version__content_hash"],
+        "status": row["status"],
+        "reward": row["reward"],
+        "tests": {"passed": row["tests_passed"], "total": row["tests_total"], "failures": failures},
+        "message": detail.get("message", ""),
+        "stderr": detail.get("stderr", ""),
+        "timings": {
+            "queue_s": _round(queue_s),
+            "wall_s": _round(row["wall_s"]),
+            "cpu_s": _round(row["cpu_s"]),
+            "total_s": _round(total_s),
+        },
+        "request_digest": detail.get("request_digest") or None,
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def batch_get(*, batch_id: Any, user: Any) -> RewardBatch:
+    from tasks_app.errors import NotFound
+
+    try:
+        batch = RewardBatch.objects.filter(pk=uuid.UUID(str(batch_id)), user=user).first()
+    except ValueError:
+        batch = None
+    if batch is None:
+        raise NotFound(f"No reward batch {batch_id!s:.40} of yours.")
+    return batch
+
+
+def stale_unfinished(batch: RewardBatch, *, older_than_s: float = 30.0) -> bool:
+    """Whether a replayed batch has items still pending long after they were queued
+    (their message may be lost with a broker restart): then they are enqueued again,
+    which is harmless, since a chunk runs only what it can claim."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    return batch.items.filter(status="pending", queued_at__lt=cutoff).exists()
+
+
+GIVE_UP_AFTER_S = 3600.0  # an item no worker finished within this long is given up (sandbox_error)
+
+
+def rewards_reap(*, resend_after_s: float = 60.0) -> tuple[list[list[int]], int]:
+    """Find items left behind (their message lost with a broker, their worker dead).
+    Returns (chunks to enqueue again, items given up). An item waiting past
+    `resend_after_s` is sent again (harmless: a chunk runs only what it claims);
+    one unfinished after GIVE_UP_AFTER_S is a `sandbox_error` with no reward: the
+    platform failed it, the completion did not."""
+    now = timezone.now()
+    given_up = RewardItem.objects.filter(
+        finished_at__isnull=True, queued_at__lt=now - timedelta(seconds=GIVE_UP_AFTER_S)
+    )
+    batches = set(given_up.values_list("batch_id", flat=True))
+    why = {"message": "no sandbox worker finished it within an hour", "tests": []}
+    abandoned = given_up.update(status=str(Status.SANDBOX_ERROR), reward=None, finished_at=now, result=why)
+    _finish_batches(batches)
+    stale = now - timedelta(seconds=2 * 600 + 60)
+    left = RewardItem.objects.filter(
+        Q(status="pending", queued_at__lt=now - timedelta(seconds=resend_after_s))
+        | Q(status="running", started_at__lt=stale)
+    ).order_by("batch_id", "index")
+    ids = list(left.values_list("pk", flat=True)[:10000])
+    size = max(1, int(options()["CHUNK"]))
+    return [ids[i : i + size] for i in range(0, len(ids), size)], abandoned
+
+
+def rewards_prune() -> int:
+    """Delete finished batches older than the retention window (REWARD RETENTION_H)."""
+    cutoff = timezone.now() - timedelta(hours=float(options()["RETENTION_H"]))
+    deleted, _ = RewardBatch.objects.filter(created_at__lt=cutoff, finished_at__isnull=False).delete()
+    return deleted

@@ -1,0 +1,1 @@
+"""The curator's pool pages: pools, their preview and snapshots, diffs, and exports."""
