@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evaluation.sandbox.errors import PoolBusy, SandboxFailure
@@ -56,6 +57,12 @@ class SandboxPool:
         self._slot_numbers = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
+        # Sandboxes are started on threads that live as long as the pool. A sandbox dies
+        # with its parent (bwrap --die-with-parent is PR_SET_PDEATHSIG), and Linux sends
+        # that signal when the parent *thread* ends: one started on a caller's short-lived
+        # thread (a chunk of work on a thread pool) would die with it, and the next lease
+        # would pay a cold start for a sandbox that looked warm.
+        self._starter = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="sandbox-start")
         self.started = 0
         self.recycled = 0
 
@@ -120,14 +127,18 @@ class SandboxPool:
                     raise PoolBusy(f"all {self.size} sandboxes are busy; try again shortly")
                 self._cond.wait(remaining)
         try:
-            sandbox = self.factory(slot, hash_seed)
-            sandbox.start()
+            sandbox = self._starter.submit(self._start, slot, hash_seed).result()
         except BaseException:
             with self._cond:
                 self._leased -= 1
                 self._cond.notify()
             raise
         self.started += 1
+        return sandbox
+
+    def _start(self, slot: int, hash_seed: int) -> Any:
+        sandbox = self.factory(slot, hash_seed)
+        sandbox.start()
         return sandbox
 
     def _release(self, sandbox: Any, *, recycle: bool) -> None:
@@ -161,6 +172,7 @@ class SandboxPool:
             idle, self._idle = self._idle, []
         for sandbox, _ in idle:
             sandbox.close()
+        self._starter.shutdown(wait=False)
 
     def stats(self) -> dict[str, int]:
         with self._cond:

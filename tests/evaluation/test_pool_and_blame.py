@@ -37,6 +37,22 @@ def test_a_warm_sandbox_is_reused_and_recycled_after_max_runs(pool):
 
 
 @needs_bwrap
+def test_a_sandbox_first_leased_on_a_thread_that_ends_stays_warm(pool):
+    # bwrap dies with its parent *thread* (PR_SET_PDEATHSIG): the pool starts sandboxes
+    # on threads of its own, so one leased from a short-lived worker thread survives it.
+    import threading
+
+    ids = []
+    worker = threading.Thread(target=lambda: ids.append(engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id))
+    worker.start()
+    worker.join()
+    time.sleep(0.3)  # time for a death signal to arrive, were one sent
+    again = engine.run(trivial(), backend="bwrap", pool=pool)
+    assert again.status == Status.PASSED and again.sandbox_id == ids[0]
+    assert pool.stats()["started"] == 1 and pool.stats()["recycled"] == 0
+
+
+@needs_bwrap
 def test_a_full_pool_answers_busy_instead_of_overloading(pool):
     with pool.lease(), pytest.raises(PoolBusy, match="all 1 sandboxes are busy"):
         engine.run(trivial(), backend="bwrap", pool=pool)
