@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -27,6 +27,9 @@ bench-duplicates:  ## precision and recall of the near-duplicate detector on pla
 
 bench-difficulty:  ## the 1PL fit on 100,000 outcomes and the near-duplicate search over 10,000 tasks
 	@.venv/bin/python bench/difficulty.py
+
+bench-export:  ## snapshot export (JSONL, Parquet) rows/s and peak RSS at 10,000 and 100,000 members, on PostgreSQL
+	@.venv/bin/python bench/export.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh

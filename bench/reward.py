@@ -41,6 +41,7 @@ SCRATCH = tempfile.mkdtemp(prefix="bench-reward-")
 DB_NAME = f"bench_reward_{os.getpid()}"
 REDIS_URL = "redis://127.0.0.1:6379/7"
 CORES = os.cpu_count() or 1
+LOG_LEVEL = os.environ.get("BENCH_LOG_LEVEL", "WARNING")  # INFO: the worker logs every run
 
 
 def say(message: str) -> None:
@@ -121,6 +122,40 @@ def wait_until(check, *, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def cpu_by_owner(groups: dict[str, int]) -> dict[str, float]:
+    """CPU seconds used so far (with the children they reaped) by the live processes of
+    each named process group, by PostgreSQL's and Redis's processes, and by
+    everything else: where the API path spends what the raw engine does not."""
+    tick = os.sysconf("SC_CLK_TCK")
+    owners = {name: 0 for name in (*groups, "postgres", "redis", "sandboxes")}
+    by_group = {pgid: name for name, pgid in groups.items()}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        used = sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+        if int(fields[2]) in by_group:  # field 5, pgrp, counted after the ")" of the name
+            owners[by_group[int(fields[2])]] += used
+        elif name.startswith("postgres"):
+            owners["postgres"] += used
+        elif name.startswith("redis"):
+            owners["redis"] += used
+        elif name in ("bwrap", "python3"):
+            owners["sandboxes"] += used
+    return {k: v / tick for k, v in owners.items()}
+
+
+def system_cpu_s() -> float:
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    busy = sum(int(v) for v in fields) - int(fields[3]) - int(fields[4])  # all but idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -165,7 +200,7 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     from tasks_app.services import api_token_create
     from trainer_bridge.services.rewards import prepared_code
 
-    say("importing HumanEval")
+    say(f"importing HumanEval (logs under {SCRATCH})")
     actor = audit.auditor_user()
     versions = audit.latest_versions(audit.dataset_import(path=audit.default_dataset(), actor=actor,
                                                           limit=args.limit))  # fmt: skip
@@ -196,7 +231,7 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     venv = Path(sys.executable).parent
     processes.append(start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
                             "--concurrency", str(CORES), "-n", f"bench-reward-{os.getpid()}@%h",
-                            "--without-mingle", "--without-gossip", "--loglevel", "WARNING"],
+                            "--without-mingle", "--without-gossip", "--loglevel", LOG_LEVEL],
                            Path(SCRATCH) / "worker.log"))  # fmt: skip
     processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
                             "--workers", "1", "--threads", str(args.clients * 2), "--log-level", "warning"],
@@ -227,11 +262,19 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
             return time.perf_counter() - sent, answer.json()
 
     say("warming the worker's pool")
+    worker, web = processes[-2], processes[-1]
     with ThreadPoolExecutor(max_workers=args.clients) as clients:
         list(clients.map(post, bodies[: args.clients * 2]))
+        groups = {"web": web.pid, "worker": worker.pid}
+        cpu_before, all_before, me_before = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
         started = time.perf_counter()
         answered = list(clients.map(post, bodies))
         api_s = time.perf_counter() - started
+        cpu_after, all_after, me_after = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
+    cpu = {k: cpu_after[k] - cpu_before.get(k, 0.0) for k in cpu_after}
+    cpu["clients"] = me_after - me_before
+    cpu["all"] = all_after - all_before
+    say("CPU seconds while timed: " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
     latencies = [seconds for seconds, _ in answered]
     results = [r for _, body in answered for r in body["results"]]
     api_rate = len(results) / api_s
@@ -250,6 +293,7 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
         "reward_latency_p50_s": round(statistics.median(latencies), 4),
         "reward_latency_p99_s": round(percentile(latencies, 0.99), 4),
         "verdicts_agree": api_passed == raw_passed and not unfinished,
+        "cpu_ms_per_completion": {k: round(1000 * v / len(results), 2) for k, v in cpu.items()},
         "reward_over_raw_sandbox": round(api_rate / raw_rate, 4),
     }
 

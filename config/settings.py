@@ -253,7 +253,6 @@ CELERY_TASK_ROUTES = {
     "evaluation.run_attempt": {"queue": "sandbox"},
     "trainer_bridge.run_rewards": {"queue": "sandbox"},
 }
-CELERY_IMPORTS = ("trainer_bridge.reward_tasks",)
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-verifications": {"task": "evaluation.reap_verifications", "schedule": 300.0},
     "prune-reward-batches": {"task": "trainer_bridge.prune_rewards", "schedule": 3600.0},

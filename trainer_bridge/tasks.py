@@ -1,6 +1,7 @@
 """Celery tasks of the trainer bridge: thin wrappers around the services.
 
-Export builds run on the default queue (they need the database and a disk, no
+Reward chunks run on the `sandbox` queue beside verification's runs. Export
+builds run on the default queue (they need the database and a disk, no
 sandbox). Each is idempotent and acks late: a worker killed mid-build leaves
 its message to be delivered again, and the build is claimed again once stale.
 """
@@ -12,8 +13,10 @@ from typing import Any
 from celery import shared_task
 from django.db import transaction
 
+from evaluation.tasks import SANDBOX_QUEUE, SANDBOX_RUN
 from tasks_app.errors import NotFound
 from trainer_bridge.services.builds import build_run
+from trainer_bridge.services.rewards import chunks_of, reward_items_run, rewards_prune, rewards_reap
 
 
 @shared_task(name="trainer_bridge.build_export", acks_late=True, reject_on_worker_lost=True)
@@ -31,3 +34,36 @@ def enqueue_build(build: Any) -> None:
     finds its row."""
     build_id = str(build.pk)
     transaction.on_commit(lambda: build_export.delay(build_id))
+
+
+# -- rewards ----------------------------------------------------------------------------------
+
+
+@shared_task(name="trainer_bridge.run_rewards", **{**SANDBOX_RUN, "retry_backoff": 1, "retry_backoff_max": 10})
+def run_rewards(self, item_ids: list[int]) -> int:
+    """Run one chunk of a reward batch. Idempotent: runs only what it can claim.
+    A caller is waiting, so a busy pool is retried after about a second, not minutes."""
+    return reward_items_run(item_ids=item_ids, worker=self.request.hostname or None)
+
+
+def enqueue_batch(batch: object, *, only_unfinished: bool = False) -> int:
+    """One message per chunk of the batch; returns how many were sent."""
+    chunks = chunks_of(batch, only_unfinished=only_unfinished)  # type: ignore[arg-type]
+    for ids in chunks:
+        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE)
+    return len(chunks)
+
+
+@shared_task(name="trainer_bridge.prune_rewards")
+def prune_rewards() -> int:
+    """Periodic (beat): forget finished reward batches past their retention."""
+    return rewards_prune()
+
+
+@shared_task(name="trainer_bridge.reap_rewards")
+def reap_rewards() -> int:
+    """Periodic (beat): send again what was left behind; give up on what waited an hour."""
+    chunks, _ = rewards_reap()
+    for ids in chunks:
+        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE)
+    return len(chunks)

@@ -161,7 +161,11 @@ def test_parquet_is_streamed_a_row_group_per_chunk(curator, reviewer, api_as, mo
     parquet = pq.ParquetFile(io.BytesIO(b"".join(chunks)))
     assert [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)] == [3, 3, 1]
     assert parquet.read().column("task_id").to_pylist() == [f"task-{i}" for i in range(7)]
-    assert parquet.metadata.row_group(0).column(0).compression == "ZSTD"
+    group = parquet.metadata.row_group(0)
+    columns = {c.path_in_schema: c for c in map(group.column, range(group.num_columns))}
+    assert columns["task_id"].compression == "ZSTD" and columns["task_id"].is_stats_set
+    # No min/max of the free text: the footer, held until the end, stays small.
+    assert not columns["prompt.list.element.content"].is_stats_set
 
 
 TRICKY = 'Return "a" + \\b\tthen é, 😀, \u2028 and a bell \x07 (backslash \\).'

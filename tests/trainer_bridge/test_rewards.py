@@ -178,7 +178,7 @@ def test_an_idempotency_key_makes_a_retry_free_and_cannot_be_reused(curator):
     # Keys are per user: someone else's "step-1" is their own batch.
     from tests.factories import UserFactory
 
-    other = UserFactory(username="otto", roles=["trainer"])
+    other = UserFactory(username="otto", roles=["reviewer"])
     theirs, created = rewards.rewards_submit(user=other, request=_request(body, idempotency_key="step-1"))
     assert created and theirs.pk != first.pk
 
@@ -263,3 +263,21 @@ def test_items_left_behind_are_sent_again_and_given_up_after_an_hour(curator):
     lost = RewardItem.objects.get(pk=items[1].pk)
     assert lost.status == "sandbox_error" and lost.reward is None and lost.finished_at is not None
     assert rewards.in_flight() == 2
+
+
+@pytest.mark.django_db
+def test_a_trainer_without_a_job_token_asks_only_for_their_jobs_snapshots(curator, reviewer, trainer):
+    inside = _approved(curator, reviewer, "theirs")
+    draft = make_task(owner=curator, slug="not-theirs", statement="Not in any snapshot.")
+    request = _request([{"version_hash": inside.approved_version.content_hash, "completion": CORRECT}])
+    with pytest.raises(PermissionDenied):
+        rewards.rewards_submit(user=trainer, request=request)  # no job yet
+    snapshot, _ = snapshot_create(pool=pool_create(slug="theirs", title="x", criteria={}))
+    job_register(user=trainer, name="mine", snapshot_hash=snapshot.hash)
+    assert rewards.rewards_submit(user=trainer, request=request)[1]
+    with pytest.raises(PermissionDenied):
+        rewards.rewards_submit(user=trainer, request=_request([{"version_hash": _hash(draft), "completion": CORRECT}]))
+    # Curators and reviewers score any version (a draft's too).
+    assert rewards.rewards_submit(
+        user=curator, request=_request([{"version_hash": _hash(draft), "completion": CORRECT}])
+    )[1]

@@ -51,7 +51,7 @@ class RewardBatchView(APIView):
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 429: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request) -> Response:
-        from trainer_bridge.reward_tasks import enqueue_batch
+        from trainer_bridge.tasks import enqueue_batch
 
         job = job_of_token(request.auth)
         parsed = rewards.parse_batch(request.data, idempotency_key=request.headers.get("Idempotency-Key", ""), job=job)

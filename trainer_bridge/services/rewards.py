@@ -19,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -35,8 +37,9 @@ from evaluation.requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
+from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
-from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, TrainingJob
+from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
 
 FINAL = tuple(str(s) for s in Status)
 MESSAGE_KEPT = 500  # characters of a failing test's message in a result
@@ -139,8 +142,10 @@ def _first_error(errors: dict[str, list[str]]) -> str:
 # -- submitting ------------------------------------------------------------------------------
 
 
-def _versions(request: BatchRequest, job: TrainingJob | None) -> dict[str, TaskVersion]:
-    """Hash -> a version with that content (any: the same content runs the same)."""
+def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict[str, TaskVersion]:
+    """Hash -> a version with that content (any: the same content runs the same).
+    A job's token may name its snapshot's versions only; a trainer (neither curator
+    nor reviewer) those of the snapshots of jobs they registered."""
     wanted = {c.version_hash for c in request.completions}
     fields = ("id", "content_hash", "suite_kind", "entry_point", "starter_code", "test_setup", "visible_tests",
               "hidden_tests", "time_limit_s", "memory_limit_mb")  # fmt: skip
@@ -149,14 +154,15 @@ def _versions(request: BatchRequest, job: TrainingJob | None) -> dict[str, TaskV
               for n, c in enumerate(request.completions) if c.version_hash not in found}  # fmt: skip
     if errors:
         raise ValidationFailed(_first_error(errors), details=errors)
-    if job is not None:
-        allowed = set(job.snapshot.members.filter(content_hash__in=wanted).values_list("content_hash", flat=True))
-        outside = {f"completions[{n}].version_hash": [f"Not in this job's snapshot {job.snapshot.hash[:12]}."]
+    if job is not None or not has_role(user, CURATOR, REVIEWER):
+        members = SnapshotMember.objects.filter(content_hash__in=wanted)
+        members = members.filter(snapshot=job.snapshot) if job else members.filter(snapshot__jobs__created_by=user)
+        allowed = set(members.values_list("content_hash", flat=True))
+        where = f"this job's snapshot {job.snapshot.hash[:12]}" if job else "a snapshot of a job you registered"
+        outside = {f"completions[{n}].version_hash": [f"Not in {where}."]
                    for n, c in enumerate(request.completions) if c.version_hash not in allowed}  # fmt: skip
         if outside:
-            raise PermissionDenied(
-                "A training job's token asks for rewards on its own snapshot's versions only.", details=outside
-            )
+            raise PermissionDenied(f"Rewards are asked for on versions in {where} only.", details=outside)
     return found
 
 
@@ -185,7 +191,7 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
         existing = RewardBatch.objects.filter(user=user, idempotency_key=request.idempotency_key).first()
         if existing is not None:
             return _same_batch(existing, digest), False
-    versions = _versions(request, job)
+    versions = _versions(request, job, user)
     waiting = in_flight()
     if waiting + len(request.completions) > options()["MAX_IN_FLIGHT"]:
         raise TooBusy(
@@ -269,13 +275,27 @@ def expected_tests(version: TaskVersion) -> int:
     return len(version.visible_tests or []) + len(version.hidden_tests or [])
 
 
+_runners: Any = None
+_runners_lock = threading.Lock()
+
+
+def _runner_threads(size: int) -> Any:
+    """Threads that only run sandboxes (no database), kept for the process's life:
+    a chunk's verdicts are written by the task's own thread and connection, so no
+    chunk opens connections of its own."""
+    global _runners
+    with _runners_lock:
+        if _runners is None or _runners._max_workers < size:
+            _runners = ThreadPoolExecutor(max_workers=size, thread_name_prefix="reward-run")
+        return _runners
+
+
 def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
-    """Run the items this call can claim, side by side on the warm pool; record each
-    verdict as it comes. Returns how many it ran. Idempotent: a redelivered chunk
+    """Run the items this call can claim, side by side on the warm pool, and record
+    their verdicts together. Returns how many it ran. Idempotent: a redelivered chunk
     finds its items claimed or finished and runs nothing twice."""
     from evaluation.sandbox import engine
     from evaluation.sandbox.errors import PoolBusy
-    from evaluation.services.threads import run_on_threads
     from evaluation.services.verification import SandboxUnavailable, worker_name
 
     me = worker or worker_name()
@@ -283,32 +303,36 @@ def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
     if not won:
         return 0
     items = list(RewardItem.objects.filter(pk__in=won).select_related("batch", "version").order_by("index"))
-    busy: list[int] = []
-
-    def run_one(item: RewardItem) -> None:
-        request = run_request_for(item.version, item.code, seed=item.batch.seed)
+    pool = engine.get_pool()
+    runs = {_runner_threads(pool.size).submit(engine.run, run_request_for(item.version, item.code,
+                                                                         seed=item.batch.seed)): item
+            for item in items}  # fmt: skip
+    finished, busy = [], []
+    for future in as_completed(runs):
+        item = runs[future]
         try:
-            result = engine.run(request)
+            finished.append(_verdict(item, future.result()))
         except PoolBusy:
             busy.append(item.pk)
-            RewardItem.objects.filter(pk=item.pk, status="running").update(status="pending", started_at=None)
-            return
-        _record(item, result)
-
-    run_on_threads(items, run_one, workers=min(len(items), engine.get_pool().size))
+    if finished:
+        RewardItem.objects.bulk_update(finished, ["status", "reward", "tests_passed", "tests_total", "result",
+                                                  "wall_s", "cpu_s", "finished_at"])  # fmt: skip
+    if busy:
+        RewardItem.objects.filter(pk__in=busy, status="running").update(status="pending", started_at=None)
     _finish_batches({item.batch_id for item in items})
     if busy:
         raise SandboxUnavailable(f"{len(busy)} completions found every sandbox busy; they wait for a retry")
     return len(items)
 
 
-def _record(item: RewardItem, result: Any) -> None:
+def _verdict(item: RewardItem, result: Any) -> RewardItem:
+    """`item` with `result`'s verdict and reward set (not yet saved)."""
     tests = [{"name": t.name, "outcome": t.outcome, "message": t.message[:MESSAGE_KEPT],
               "duration_s": round(t.duration_s, 6)} for t in result.tests]  # fmt: skip
     passed = sum(1 for t in result.tests if t.outcome == "passed")
     total = max(len(result.tests), expected_tests(item.version))
     status = str(result.status)
-    detail = {
+    item.result = {
         "tests": tests,
         "message": result.message[:MESSAGE_KEPT],
         "stderr": result.stderr[-STDERR_KEPT:] if status == Status.ERROR else "",
@@ -321,10 +345,10 @@ def _record(item: RewardItem, result: Any) -> None:
         "request_digest": result.request_digest,
         "attempts": result.attempts,
     }
-    RewardItem.objects.filter(pk=item.pk, status="running").update(
-        status=status, reward=reward_for(status, passed, total, item.batch.reward_mode), tests_passed=passed,
-        tests_total=total, result=detail, wall_s=result.wall_s, cpu_s=result.cpu_s, finished_at=timezone.now(),
-    )  # fmt: skip
+    item.status, item.tests_passed, item.tests_total = status, passed, total
+    item.reward = reward_for(status, passed, total, item.batch.reward_mode)
+    item.wall_s, item.cpu_s, item.finished_at = result.wall_s, result.cpu_s, timezone.now()
+    return item
 
 
 def _finish_batches(batch_ids: set[Any]) -> None:
