@@ -104,6 +104,9 @@ def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Any:
 
     from tests.evaluation.workers import REDIS_URL, VISIBILITY_TIMEOUT_S, WorkerPool, database_url
 
+    if connection.vendor != "postgresql":
+        pytest.skip("worker processes share the test database: run with DATABASE_URL on PostgreSQL (make test does)")
+
     base_env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "VERIFY_", "SANDBOX_POOL"))},
         "DATABASE_URL": database_url(connection.settings_dict),

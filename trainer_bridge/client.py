@@ -230,7 +230,7 @@ class PlatformClient:
                               timeout_s=deadline_s + 30).json()  # fmt: skip
         waited = 0.0
         while answer["state"] != "done":
-            if waited > deadline_s * 4:
+            if waited > deadline_s * 2:
                 raise RewardUnavailable(f"batch {answer['id']}: no verdict after {waited:.0f} s of waiting")
             started = time.monotonic()
             answer = self.request("GET", f"rewards/{answer['id']}", params={"wait": min(deadline_s, 60)},

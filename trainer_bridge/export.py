@@ -97,9 +97,9 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
          entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb) = row[:width]  # fmt: skip
-        tests = {"setup": setup, "visible": visible}
+        tests = {"setup": setup, "visible": _cases(suite_kind, visible)}
         if with_hidden_tests:
-            tests["hidden"] = row[width]
+            tests["hidden"] = _cases(suite_kind, row[width])
         yield {
             "task_id": slug,
             "version": number,
@@ -119,6 +119,20 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "limits": {"time_limit_s": float(time_limit_s), "memory_limit_mb": int(memory_limit_mb)},
             "tests": tests,
         }
+
+
+def _cases(suite_kind: str, tests: list[Any]) -> list[Any]:
+    """Every test as a string, in every format: an stdio case ({"input", "output"})
+    goes as its JSON text (`json.loads` it). One type per column is what lets a
+    snapshot mixing stdio with other suites load with `datasets` (Arrow) as it is."""
+    if suite_kind != "stdio":
+        return tests
+    return [case if isinstance(case, str) else _encode(case) for case in tests]
+
+
+def _cases_text(suite_kind: str, text: str) -> str:
+    """`_cases` for a JSON column fetched as text: other suites' lists go as they are."""
+    return text if suite_kind != "stdio" else _encode(_cases(suite_kind, json.loads(text)))
 
 
 def _number(value: float | None) -> str:
@@ -144,7 +158,8 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
          entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb) = row[:width]  # fmt: skip
         user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code))
-        hidden = f', "hidden": {row[width]}' if with_hidden_tests else ""
+        hidden = f', "hidden": {_cases_text(suite_kind, row[width])}' if with_hidden_tests else ""
+        visible = _cases_text(suite_kind, visible)
         yield (
             f'{{"task_id": {encode_basestring(slug)}, "version": {int(number)}, '
             f'"version_hash": {encode_basestring(content_hash)}, "snapshot": {snapshot_text}, '
@@ -240,18 +255,6 @@ class _Drain:
         return out
 
 
-def _parquet_record(record: dict[str, Any]) -> dict[str, Any]:
-    """An stdio task's tests are {"input", "output"} objects, where the other suite
-    kinds' are source strings; one Arrow type holds both only as strings, so an
-    stdio case goes in as its JSON text."""
-    if record["suite_kind"] == "stdio":
-        tests = record["tests"]
-        for key in ("visible", "hidden"):
-            if key in tests:
-                tests[key] = [case if isinstance(case, str) else _encode(case) for case in tests[key]]
-    return record
-
-
 # Min/max statistics where they help a reader skip row groups (ids, figures, tags).
 # The free text is left out: a statistic there is two whole statements or test
 # files a row group, kept in the footer, which the writer holds until the end, so
@@ -279,7 +282,7 @@ def parquet_chunks(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[b
     )
     batch: list[dict[str, Any]] = []
     for record in records(snapshot, with_hidden_tests=with_hidden_tests):
-        batch.append(_parquet_record(record))
+        batch.append(record)
         if len(batch) >= CHUNK:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema), row_group_size=CHUNK)
             batch = []

@@ -212,7 +212,7 @@ def mixed(curator, reviewer):
 def test_json_lines_are_the_records_as_json_dumps_writes_them(mixed, with_hidden_tests):
     records = list(export.records(mixed, with_hidden_tests=with_hidden_tests))
     assert [r["task_id"] for r in records] == ["a-tricky", "b-stdio", "c-plain"]
-    assert records[1]["tests"]["visible"] == [{"input": "1 2\n", "output": "3\n"}]
+    assert [json.loads(case) for case in records[1]["tests"]["visible"]] == [{"input": "1 2\n", "output": "3\n"}]
     expected = [json.dumps(r, ensure_ascii=False) for r in records]
     # Lines end at "\n" only: a line may hold U+2028, which str.splitlines would cut at.
     body = b"".join(export.jsonl_chunks(mixed, with_hidden_tests=with_hidden_tests)).decode()
@@ -222,6 +222,18 @@ def test_json_lines_are_the_records_as_json_dumps_writes_them(mixed, with_hidden
         return
     assert body.split("\n") == [*expected, ""]
     assert array == "[" + ",".join(expected) + "]"
+
+
+def test_a_snapshot_mixing_stdio_and_functions_loads_with_datasets(mixed, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"".join(export.jsonl_chunks(mixed, with_hidden_tests=True)))
+    rows = datasets.load_dataset("json", data_files=str(path), split="train")
+    assert rows["task_id"] == ["a-tricky", "b-stdio", "c-plain"]
+    assert json.loads(rows[1]["tests"]["hidden"][0]) == {"input": "-1 1\n", "output": "0\n"}
 
 
 def test_parquet_holds_stdio_cases_as_their_json_text(mixed):
