@@ -30,10 +30,12 @@ import json
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
+
+if TYPE_CHECKING:  # imported where a search runs, not by every process that imports the thresholds
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 # Chosen on HumanEval with planted copies (duplicates_audit.py, docs/difficulty.md):
 # statements at 0.5 find 9 paraphrases in 10, code at 0.9 every renamed copy.
@@ -210,6 +212,8 @@ def find_duplicates(
 ) -> list[Pair]:
     """Every pair of items that is a near-duplicate, with its similarities and why.
     `normalise=False` compares the code as written (the benchmark's baseline)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     if len({item.key for item in items}) != len(items):
         raise ValueError("item keys must be unique")
     statements = _vectors(

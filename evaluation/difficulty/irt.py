@@ -33,10 +33,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
-from sklearn.linear_model import LogisticRegression
+
+if TYPE_CHECKING:  # imported where a fit runs: a web process that only reads fits never loads them (~1.4 s, ~100 MB)
+    from sklearn.linear_model import LogisticRegression
 
 TOO_EASY, LEARNABLE, TOO_HARD = "TOO_EASY", "LEARNABLE", "TOO_HARD"
 EASY_AT, HARD_AT = 0.95, 0.05
@@ -115,6 +117,8 @@ class _Design:
         values = np.tile([1.0, -1.0], 2 * size)
         for i, cell in enumerate(cells):  # row 2i: the passes, row 2i+1: the failures
             cols[4 * i : 4 * i + 4] = [solver_col[cell.solver], task_col[cell.task]] * 2
+        from scipy import sparse
+
         self.matrix = sparse.csr_matrix((values, (rows, cols)), shape=(2 * size, len(self.solvers) + len(self.tasks)))
         self.labels = np.tile([1, 0], size)
         self.attempts = np.array([c.attempts for c in cells], dtype=np.int64)
@@ -153,6 +157,8 @@ def fit_1pl(cells: Iterable[Cell], *, regularisation: float = 1.0, bootstrap: in
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"bootstrap must be a whole number >= 0, got {bootstrap!r}")
     design = _Design(_checked(cells))
+    from sklearn.linear_model import LogisticRegression
+
     model = LogisticRegression(C=1.0 / regularisation, solver="lbfgs", max_iter=2000, tol=1e-6, warm_start=True)
     abilities, difficulties, loss = _fit_once(design, design.passes, model)
     fit = IrtFit(

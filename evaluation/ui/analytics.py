@@ -10,7 +10,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from evaluation import analytics
 from evaluation.ui import charts
 from evaluation.ui.difficulty import _require
 from tasks_app.models import State, Tag
@@ -19,6 +18,8 @@ from tasks_app.ui.views.common import domain_errors
 
 
 def _draw(name: str, frame: object) -> str:
+    from evaluation import analytics
+
     title = analytics.CHARTS[name][0]
     if name == "difficulty":
         return charts.histogram(
@@ -58,6 +59,8 @@ def _draw(name: str, frame: object) -> str:
 @require_GET
 @domain_errors
 def dashboard(request: HttpRequest) -> HttpResponse:
+    from evaluation import analytics  # pandas: loaded by the pages that draw, not at start-up
+
     _require(request, CURATOR, REVIEWER, TRAINER)
     filters = analytics.Filters.from_params(request.GET)
     query = request.GET.urlencode()
@@ -79,6 +82,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_GET
 @domain_errors
 def download(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
+    from evaluation import analytics  # pandas: loaded by the pages that draw, not at start-up
+
     _require(request, CURATOR, REVIEWER, TRAINER)
     if name not in analytics.CHARTS or fmt not in ("csv", "parquet"):
         raise Http404(f"No chart {name!r} as {fmt!r}: charts are {', '.join(analytics.CHARTS)}; formats csv, parquet.")
