@@ -218,11 +218,14 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     pool = engine.get_pool("bwrap")
     with ThreadPoolExecutor(max_workers=pool.size) as threads:
         list(threads.map(engine.run, requests_raw[: min(len(requests_raw), 4 * pool.size)]))  # warm-up
+        raw_before, me_before = cpu_by_owner({}), sum(os.times()[:2])
         started = time.perf_counter()
         raw_results = list(threads.map(engine.run, requests_raw))
         raw_s = time.perf_counter() - started
+        raw_after, me_after = cpu_by_owner({}), sum(os.times()[:2])
     engine.close_pools()
     raw_rate = len(items) / raw_s
+    raw_cpu = {"engine": me_after - me_before, "sandboxes": raw_after["sandboxes"] - raw_before["sandboxes"]}
     raw_passed = sum(1 for r in raw_results if r.status == "passed")
     say(f"raw engine: {raw_rate:.1f} completions/s ({raw_passed} passed)")
 
@@ -294,6 +297,7 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
         "reward_latency_p99_s": round(percentile(latencies, 0.99), 4),
         "verdicts_agree": api_passed == raw_passed and not unfinished,
         "cpu_ms_per_completion": {k: round(1000 * v / len(results), 2) for k, v in cpu.items()},
+        "raw_cpu_ms_per_completion": {k: round(1000 * v / len(items), 2) for k, v in raw_cpu.items()},
         "reward_over_raw_sandbox": round(api_rate / raw_rate, 4),
     }
 

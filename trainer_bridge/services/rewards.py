@@ -40,6 +40,7 @@ from tasks_app.models import TaskVersion
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
+from trainer_bridge.services import wakeups
 
 FINAL = tuple(str(s) for s in Status)
 MESSAGE_KEPT = 500  # characters of a failing test's message in a result
@@ -314,15 +315,34 @@ def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
             finished.append(_verdict(item, future.result()))
         except PoolBusy:
             busy.append(item.pk)
-    if finished:
-        RewardItem.objects.bulk_update(finished, ["status", "reward", "tests_passed", "tests_total", "result",
-                                                  "wall_s", "cpu_s", "finished_at"])  # fmt: skip
+    _write_verdicts(finished)
     if busy:
         RewardItem.objects.filter(pk__in=busy, status="running").update(status="pending", started_at=None)
     _finish_batches({item.batch_id for item in items})
+    for batch_id in {item.batch_id for item in items}:
+        wakeups.notify(batch_id)
     if busy:
         raise SandboxUnavailable(f"{len(busy)} completions found every sandbox busy; they wait for a retry")
     return len(items)
+
+
+def _write_verdicts(items: list[RewardItem]) -> None:
+    """One statement a row, sent together (executemany: psycopg pipelines them), in one
+    transaction. Django's bulk_update builds a CASE per column per row: ~3 ms of
+    Python a verdict, more than running most of them."""
+    if not items:
+        return
+    ops = connection.ops
+    table = RewardItem._meta.db_table
+    sql = (f"UPDATE {table} SET status = %s, reward = %s, tests_passed = %s, tests_total = %s, "  # noqa: S608 - no user input in the SQL text
+           "result = %s, wall_s = %s, cpu_s = %s, finished_at = %s WHERE id = %s AND status = 'running'")  # fmt: skip
+    rows = [
+        (item.status, item.reward, item.tests_passed, item.tests_total, ops.adapt_json_value(item.result, None),
+         item.wall_s, item.cpu_s, ops.adapt_datetimefield_value(item.finished_at), item.pk)
+        for item in items
+    ]  # fmt: skip
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _verdict(item: RewardItem, result: Any) -> RewardItem:
@@ -362,7 +382,8 @@ def _finish_batches(batch_ids: set[Any]) -> None:
 
 def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> bool:
     """Wait until every item has its verdict or the deadline passes; True when all have.
-    Polls the database (it works with any broker), from 5 ms apart up to 100 ms."""
+    The database decides; between looks the request blocks until a worker says it
+    wrote verdicts (wakeups.py), or, without Redis, sleeps 5 ms growing to 100 ms."""
     until = time.monotonic() + deadline_s
     pause = 0.005
     while True:
@@ -371,7 +392,7 @@ def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> bool:
         left = until - time.monotonic()
         if left <= 0:
             return False
-        time.sleep(min(pause, left))
+        wakeups.wait(batch.pk, seconds=left, fallback_s=pause)
         pause = min(pause * 1.5, 0.1)
 
 
