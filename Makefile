@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -30,6 +30,9 @@ bench-difficulty:  ## the 1PL fit on 100,000 outcomes and the near-duplicate sea
 
 bench-export:  ## snapshot export (JSONL, Parquet) rows/s and peak RSS at 10,000 and 100,000 members, on PostgreSQL
 	@.venv/bin/python bench/export.py
+
+bench-reward:  ## reward API throughput (HTTP, a Celery worker, batches of 16) against the raw sandbox engine, p50/p99
+	@.venv/bin/python bench/reward.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh

@@ -8,15 +8,24 @@ Figures:
   (`evaluation.sandbox.engine.run` on the same warm pool size, on threads, no
   database, no HTTP) on the very same completions. Goal >= 0.8.
 - reward_latency_p50_s / reward_latency_p99_s: one batch of 16, posted to answered.
-- reward_completions_per_s and raw_completions_per_s, beside them.
+- reward_completions_per_s and raw_completions_per_s, beside them; the ratio of
+  each round; and CPU milliseconds a completion by owner (web, worker,
+  PostgreSQL, Redis, sandbox processes, this process's clients; the raw side:
+  this process's engine threads and the sandboxes), which say where the
+  difference goes.
 
 The completions: every HumanEval task's canonical solution (passes) and a wrong
-one (returns None), 328 in all, each sent REPEAT times. Before timing, both
-sides run one warm-up pass. The database is a throwaway PostgreSQL database,
-dropped at the end; the broker is Redis database 7, emptied before and after.
-Progress goes to stderr; the last line of stdout is one JSON object.
+one (returns None), 328 in all. Side by side: after a warm-up of both, each of
+ROUNDS rounds runs them all through the raw engine, then through the API. The
+worker is one Celery process with CORES task threads sharing one warm pool of
+CORES x SLOTS sandboxes (default SLOTS 1: CORES runs at once, as the raw
+engine's CORES threads); `--worker-pool prefork` runs CORES processes of SLOTS
+each instead, for comparison. The database is a
+throwaway PostgreSQL database, dropped at the end; the broker is Redis database
+7, emptied before and after. Progress goes to stderr; the last line of stdout
+is one JSON object.
 
-Usage: .venv/bin/python bench/reward.py [--repeat N] [--clients C] [--batch B] [--limit N]
+Usage: .venv/bin/python bench/reward.py [--rounds R] [--clients C] [--batch B] [--slots S] [--limit N]
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -97,10 +107,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(command: list[str], log: Path) -> subprocess.Popen:
+def start(command: list[str], log: Path, **env: str) -> subprocess.Popen:
     # A session of its own: stopping it signals its process group, nothing else.
     with log.open("wb") as out:
-        return subprocess.Popen(command, cwd=ROOT, env={**os.environ}, stdout=out, stderr=subprocess.STDOUT,
+        return subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
 
 
@@ -163,10 +173,15 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1, help="each completion this many times a round")
+    parser.add_argument("--rounds", type=int, default=3, help="raw engine, then the API, this many times")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--limit", type=int, default=None, help="only the first N HumanEval tasks")
+    slots_help = "sandbox slots in each of the worker's CORES processes (the raw engine: CORES threads)"
+    parser.add_argument("--slots", type=int, default=1, help=slots_help)
+    # threads: how a sandbox-queue worker is best run (docs/rewards.md); prefork for comparison.
+    parser.add_argument("--worker-pool", choices=["prefork", "threads"], default="threads")
     args = parser.parse_args()
 
     admin_sql(f'CREATE DATABASE "{DB_NAME}"')
@@ -213,32 +228,23 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     items = items * args.repeat
     say(f"{len(items)} completions ({len(versions)} tasks, a right and a wrong answer each, x{args.repeat})")
 
-    # -- the raw engine: the same completions, the same pool size, on threads ---------------
     requests_raw = [run_request_for(v, prepared_code(c, v)) for v, c in items]
-    pool = engine.get_pool("bwrap")
-    with ThreadPoolExecutor(max_workers=pool.size) as threads:
-        list(threads.map(engine.run, requests_raw[: min(len(requests_raw), 4 * pool.size)]))  # warm-up
-        raw_before, me_before = cpu_by_owner({}), sum(os.times()[:2])
-        started = time.perf_counter()
-        raw_results = list(threads.map(engine.run, requests_raw))
-        raw_s = time.perf_counter() - started
-        raw_after, me_after = cpu_by_owner({}), sum(os.times()[:2])
-    engine.close_pools()
-    raw_rate = len(items) / raw_s
-    raw_cpu = {"engine": me_after - me_before, "sandboxes": raw_after["sandboxes"] - raw_before["sandboxes"]}
-    raw_passed = sum(1 for r in raw_results if r.status == "passed")
-    say(f"raw engine: {raw_rate:.1f} completions/s ({raw_passed} passed)")
 
-    # -- the reward API: gunicorn + one Celery worker, over HTTP -----------------------------
+    # -- the reward API: gunicorn and one Celery worker, over HTTP ------------------------------
     port = free_port()
     venv = Path(sys.executable).parent
+    # prefork: CORES processes, each with its own warm pool of SLOTS; threads: one process,
+    # CORES task threads sharing one warm pool of CORES x SLOTS (no pipe between processes).
+    slots = args.slots * (CORES if args.worker_pool == "threads" else 1)
     processes.append(start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
-                            "--concurrency", str(CORES), "-n", f"bench-reward-{os.getpid()}@%h",
+                            "--pool", args.worker_pool, "--concurrency", str(CORES),
+                            "-n", f"bench-reward-{os.getpid()}@%h",
                             "--without-mingle", "--without-gossip", "--loglevel", LOG_LEVEL],
-                           Path(SCRATCH) / "worker.log"))  # fmt: skip
+                           Path(SCRATCH) / "worker.log", SANDBOX_POOL_SIZE=str(slots)))  # fmt: skip
     processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
                             "--workers", "1", "--threads", str(args.clients * 2), "--log-level", "warning"],
                            Path(SCRATCH) / "web.log"))  # fmt: skip
+    worker, web = processes[-2], processes[-1]
     base = f"http://127.0.0.1:{port}"
 
     def web_up() -> bool:
@@ -249,55 +255,89 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
 
     wait_until(web_up, timeout=60, what="gunicorn")
     secret = api_token_create(user=actor, name="bench", scopes=["reward", "read"]).secret
-    session_headers = {"Authorization": f"Bearer {secret}"}
     bodies = [
         [{"version_hash": v.content_hash, "completion": c, "id": str(n)} for n, (v, c) in enumerate(chunk)]
         for chunk in (items[i : i + args.batch] for i in range(0, len(items), args.batch))
     ]
 
-    def post(body: list[dict]) -> tuple[float, dict]:
-        with requests.Session() as http:
-            sent = time.perf_counter()
-            headers = {**session_headers, "Idempotency-Key": uuid.uuid4().hex}
-            answer = http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": 300},
-                               headers=headers, timeout=400)  # fmt: skip
-            answer.raise_for_status()
-            return time.perf_counter() - sent, answer.json()
+    sessions = threading.local()  # one keep-alive connection a client, as the platform's client keeps
 
-    say("warming the worker's pool")
-    worker, web = processes[-2], processes[-1]
-    with ThreadPoolExecutor(max_workers=args.clients) as clients:
+    def post(body: list[dict]) -> tuple[float, dict]:
+        http = getattr(sessions, "http", None) or requests.Session()
+        sessions.http = http
+        sent = time.perf_counter()
+        headers = {"Authorization": f"Bearer {secret}", "Idempotency-Key": uuid.uuid4().hex}
+        answer = http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": 300},
+                           headers=headers, timeout=400)  # fmt: skip
+        answer.raise_for_status()
+        return time.perf_counter() - sent, answer.json()
+
+    pool = engine.get_pool("bwrap")
+    groups = {"web": web.pid, "worker": worker.pid}
+    raw_s = api_s = 0.0
+    raw_cpu = {"engine": 0.0, "sandboxes": 0.0}
+    cpu: dict[str, float] = {}
+    latencies: list[float] = []
+    rounds: list[float] = []
+    raw_passed = api_passed = unfinished = 0
+    # Side by side: each round runs every completion through the raw engine, then through
+    # the API, so a machine that slows down or speeds up weighs on both alike.
+    with ThreadPoolExecutor(max_workers=pool.size) as threads, ThreadPoolExecutor(max_workers=args.clients) as clients:
+        say("warming both: the raw engine's pool and the worker's")
+        list(threads.map(engine.run, requests_raw[: 4 * pool.size]))
         list(clients.map(post, bodies[: args.clients * 2]))
-        groups = {"web": web.pid, "worker": worker.pid}
-        cpu_before, all_before, me_before = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
-        started = time.perf_counter()
-        answered = list(clients.map(post, bodies))
-        api_s = time.perf_counter() - started
-        cpu_after, all_after, me_after = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
-    cpu = {k: cpu_after[k] - cpu_before.get(k, 0.0) for k in cpu_after}
-    cpu["clients"] = me_after - me_before
-    cpu["all"] = all_after - all_before
-    say("CPU seconds while timed: " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
-    latencies = [seconds for seconds, _ in answered]
-    results = [r for _, body in answered for r in body["results"]]
-    api_rate = len(results) / api_s
-    api_passed = sum(1 for r in results if r["status"] == "passed")
-    unfinished = sum(1 for _, body in answered if body["state"] != "done")
-    say(f"reward API: {api_rate:.1f} completions/s ({api_passed} passed), "
-        f"p50 {statistics.median(latencies):.3f} s, p99 {percentile(latencies, 0.99):.3f} s")  # fmt: skip
+        for round_ in range(args.rounds):
+            before, me_before = cpu_by_owner({}), sum(os.times()[:2])
+            started = time.perf_counter()
+            raw_results = list(threads.map(engine.run, requests_raw))
+            raw_round = time.perf_counter() - started
+            after, me_after = cpu_by_owner({}), sum(os.times()[:2])
+            raw_cpu["engine"] += me_after - me_before
+            raw_cpu["sandboxes"] += after["sandboxes"] - before["sandboxes"]
+            raw_passed += sum(1 for r in raw_results if r.status == "passed")
+
+            before, all_before, me_before = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
+            started = time.perf_counter()
+            answered = list(clients.map(post, bodies))
+            api_round = time.perf_counter() - started
+            after, all_after, me_after = cpu_by_owner(groups), system_cpu_s(), sum(os.times()[:2])
+            for key in after:
+                cpu[key] = cpu.get(key, 0.0) + after[key] - before.get(key, 0.0)
+            cpu["clients"] = cpu.get("clients", 0.0) + me_after - me_before
+            cpu["all"] = cpu.get("all", 0.0) + all_after - all_before
+            latencies += [seconds for seconds, _ in answered]
+            results = [r for _, body in answered for r in body["results"]]
+            api_passed += sum(1 for r in results if r["status"] == "passed")
+            unfinished += sum(1 for _, body in answered if body["state"] != "done")
+            raw_s, api_s = raw_s + raw_round, api_s + api_round
+            rounds.append(raw_round / api_round)
+            say(f"round {round_ + 1}: raw {len(items) / raw_round:.1f}/s, API {len(items) / api_round:.1f}/s, "
+                f"ratio {raw_round / api_round:.3f}")  # fmt: skip
+    engine.close_pools()
+    done = len(items) * args.rounds
+    raw_rate, api_rate = done / raw_s, done / api_s
+    say("CPU ms a completion, API: " + ", ".join(f"{k} {1000 * v / done:.2f}" for k, v in cpu.items()))
+    say("CPU ms a completion, raw: " + ", ".join(f"{k} {1000 * v / done:.2f}" for k, v in raw_cpu.items()))
+    p50, p99 = statistics.median(latencies), percentile(latencies, 0.99)
+    say(f"reward API: {api_rate:.1f} completions/s ({api_passed} passed), raw engine {raw_rate:.1f}/s "
+        f"({raw_passed} passed); p50 {p50:.3f} s, p99 {p99:.3f} s")  # fmt: skip
     if api_passed != raw_passed or unfinished:
         say(f"WARNING: the API passed {api_passed}, the raw engine {raw_passed}; {unfinished} batches unfinished")
     return {
         "completions": len(items),
+        "rounds": args.rounds,
         "batch": args.batch,
         "clients": args.clients,
+        "worker": f"{args.worker_pool}, concurrency {CORES}, {slots} sandbox slot(s) a process; raw engine: "
+        f"{pool.size} threads",
         "raw_completions_per_s": round(raw_rate, 2),
         "reward_completions_per_s": round(api_rate, 2),
-        "reward_latency_p50_s": round(statistics.median(latencies), 4),
-        "reward_latency_p99_s": round(percentile(latencies, 0.99), 4),
+        "reward_latency_p50_s": round(p50, 4),
+        "reward_latency_p99_s": round(p99, 4),
         "verdicts_agree": api_passed == raw_passed and not unfinished,
-        "cpu_ms_per_completion": {k: round(1000 * v / len(results), 2) for k, v in cpu.items()},
-        "raw_cpu_ms_per_completion": {k: round(1000 * v / len(items), 2) for k, v in raw_cpu.items()},
+        "cpu_ms_per_completion": {k: round(1000 * v / done, 2) for k, v in cpu.items()},
+        "raw_cpu_ms_per_completion": {k: round(1000 * v / done, 2) for k, v in raw_cpu.items()},
+        "ratio_by_round": [round(r, 3) for r in rounds],
         "reward_over_raw_sandbox": round(api_rate / raw_rate, 4),
     }
 

@@ -272,7 +272,8 @@ REWARD = {
     "MAX_DEADLINE_S": env_int("REWARD_MAX_DEADLINE_S", 600),
     # Completions waiting or running across all workers before new batches get 429.
     "MAX_IN_FLIGHT": env_int("REWARD_MAX_IN_FLIGHT", 2048),
-    "CHUNK": env_int("REWARD_CHUNK", 8),  # completions a queue message: a worker runs them side by side
+    # Completions a queue message (a worker runs them side by side): a batch of 16 is one message.
+    "CHUNK": env_int("REWARD_CHUNK", 16),
     "RETENTION_H": env_int("REWARD_RETENTION_H", 72),  # finished batches are kept this long (idempotency)
 }
 

@@ -39,8 +39,8 @@ class RegisteredJob:
 
 def job_of_token(token: Any) -> TrainingJob | None:
     """The job a token is bound to, if it is a job's token."""
-    if not isinstance(token, ApiToken):
-        return None
+    if not isinstance(token, ApiToken) or "job" not in token.scopes:
+        return None  # only a job's own token holds the `job` scope: no query for the others
     return TrainingJob.objects.select_related("snapshot", "snapshot__pool").filter(token=token).first()
 
 
