@@ -139,13 +139,15 @@ class Worker:
         return warm
 
 
-def start_worker(name: str, *, env: dict[str, str], log_dir: Path) -> Worker:
-    """`celery -A config worker -Q celery,sandbox --concurrency 1 -n NAME`, logging to a file."""
+def start_worker(name: str, *, env: dict[str, str], log_dir: Path, pool: str = "prefork") -> Worker:
+    """`celery -A config worker -Q celery,sandbox --concurrency 1 -n NAME` (with `pool`
+    "threads": two task threads sharing one sandbox pool), logging to a file."""
     log_path = log_dir / f"{name.replace('@', '-at-')}.log"
     log_file = log_path.open("wb")
+    concurrency = "2" if pool == "threads" else "1"
     command = [
-        str(CELERY), "-A", "config", "worker",
-        "-Q", "celery,sandbox", "--concurrency", "1", "-n", name,
+        str(CELERY), "-A", "config", "worker", "--pool", pool,
+        "-Q", "celery,sandbox", "--concurrency", concurrency, "-n", name,
         "--loglevel", "INFO", "--without-mingle", "--without-gossip",
     ]  # fmt: skip
     try:
@@ -183,8 +185,8 @@ class WorkerPool:
     log_dir: Path
     workers: list[Worker] = field(default_factory=list)
 
-    def start(self, *names: str, ready_within: float = 90.0, **env: str) -> list[Worker]:
-        started = [self._start(name, env) for name in names]
+    def start(self, *names: str, ready_within: float = 90.0, pool: str = "prefork", **env: str) -> list[Worker]:
+        started = [self._start(name, env, pool) for name in names]
         for worker in started:
 
             def ready(w: Worker = worker) -> bool:
@@ -195,8 +197,8 @@ class WorkerPool:
             wait_for(ready, timeout=ready_within, what=f"worker {worker.name} to be ready")
         return started
 
-    def _start(self, name: str, env: dict[str, str]) -> Worker:
-        worker = start_worker(name, env={**self.base_env, **env}, log_dir=self.log_dir)
+    def _start(self, name: str, env: dict[str, str], pool: str = "prefork") -> Worker:
+        worker = start_worker(name, env={**self.base_env, **env}, log_dir=self.log_dir, pool=pool)
         self.workers.append(worker)
         return worker
 

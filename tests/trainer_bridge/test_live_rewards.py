@@ -64,7 +64,7 @@ def _openrlhf(client: PlatformClient):
 def test_a_job_exports_scores_and_reports_through_every_adapter(snapshots, platform, live_server, workers, tmp_path,
                                                                 monkeypatch):  # fmt: skip
     mine, other = snapshots
-    workers.start("rewards@host-a")
+    workers.start("rewards@host-a", pool="threads")  # as docs/rewards.md runs a sandbox worker
     registered = platform.register_job(name="grpo-1", snapshot=mine.hash, steps_total=2)
     job = PlatformClient(live_server.url, registered["token"], timeout_s=30)
     assert registered["state"] == "registered" and registered["snapshot"] == mine.hash
