@@ -35,8 +35,9 @@ class CanAskRewards(BasePermission):
         return has_role(request.user, CURATOR, REVIEWER, TRAINER)
 
 
-def _answer(request: Request, batch: Any, *, replayed: bool) -> Response:
-    body = rewards.batch_body(batch, reveal_hidden="export:tests" in request_scopes(request), replayed=replayed)
+def _answer(request: Request, batch: Any, *, replayed: bool, rows: Any = None) -> Response:
+    reveal = "export:tests" in request_scopes(request)
+    body = rewards.batch_body(batch, reveal_hidden=reveal, replayed=replayed, rows=rows)
     return Response(body, status=200 if body["state"] == "done" else 202)
 
 
@@ -60,8 +61,8 @@ class RewardBatchView(APIView):
             transaction.on_commit(lambda: enqueue_batch(batch))
         elif rewards.stale_unfinished(batch):
             enqueue_batch(batch, only_unfinished=True)  # its messages may have been lost; reruns nothing done
-        rewards.rewards_wait(batch, deadline_s=parsed.deadline_s)
-        return _answer(request, batch, replayed=not created)
+        rows = rewards.rewards_wait(batch, deadline_s=parsed.deadline_s)
+        return _answer(request, batch, replayed=not created, rows=rows)
 
 
 class RewardBatchDetailView(APIView):
@@ -81,5 +82,5 @@ class RewardBatchDetailView(APIView):
             wait = -1.0
         if not 0 <= wait <= float(rewards.options()["MAX_DEADLINE_S"]):
             raise ValidationFailed("wait: seconds from 0 to the maximum deadline.", details={"wait": [f"Got {raw!r}."]})
-        rewards.rewards_wait(batch, deadline_s=wait)
-        return _answer(request, batch, replayed=True)
+        rows = rewards.rewards_wait(batch, deadline_s=wait)
+        return _answer(request, batch, replayed=True, rows=rows)

@@ -30,7 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from evaluation.difficulty.samples import with_prompt
@@ -221,13 +221,10 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
             for n, c in enumerate(request.completions):
                 version = versions[c.version_hash]
                 code = prepared_code(c.completion, version)
-                rows.append(RewardItem(batch=batch, index=n, client_id=c.client_id, version=version, code=code,
-                                       code_digest=hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
-                                       queued_at=now))  # fmt: skip
-            RewardItem.objects.bulk_create(rows)
-            # Kept for chunks_of: PostgreSQL and SQLite hand the new ids back, so the
-            # enqueue that follows needs no query.
-            batch.created_item_ids = [row.pk for row in rows] if all(row.pk for row in rows) else None
+                digest_of_code = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+                rows.append((n, c.client_id, version.pk, code, digest_of_code))
+            # Kept for chunks_of: the enqueue that follows needs no query.
+            batch.created_item_ids = _insert_items(batch, rows, now)
     except IntegrityError:
         # Two retries of one batch raced; the other stored it.
         existing = RewardBatch.objects.get(user=user, idempotency_key=request.idempotency_key)
@@ -242,6 +239,25 @@ def _same_batch(existing: RewardBatch, digest: str) -> RewardBatch:
             details={"idempotency_key": [f"Names batch {existing.id}."]},
         )
     return existing
+
+
+def _insert_items(batch: RewardBatch, rows: list[tuple[Any, ...]], now: Any) -> list[int]:
+    """One multi-row INSERT ... RETURNING id for a batch's items (PostgreSQL, SQLite):
+    the ORM's bulk_create spent ~4 ms of Python on 16 rows, a fifth of a request."""
+    table = RewardItem._meta.db_table
+    batch_id = RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection)
+    queued = connection.ops.adapt_datetimefield_value(now)
+    marks = ", ".join(["(%s, %s, %s, %s, %s, %s, 'pending', 0, 0, '', 0, %s)"] * len(rows))
+    params: list[Any] = []
+    for index, client_id, version_id, code, code_digest in rows:
+        params += [batch_id, index, client_id, version_id, code, code_digest, queued]
+    columns = (f"batch_id, {connection.ops.quote_name('index')}, client_id, version_id, code, code_digest, status, "
+               "tests_passed, tests_total, worker, tries, queued_at")  # fmt: skip
+    sql = f"INSERT INTO {table} ({columns}) VALUES {marks} RETURNING id"  # noqa: S608 - no user input in the SQL text
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = [row[0] for row in cursor.fetchall()]
+    return sorted(ids)  # inserted in index order, so ascending ids are index order
 
 
 def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list[int]]:
@@ -408,39 +424,52 @@ def _verdict(item: RewardItem, result: Any) -> RewardItem:
 
 
 def _finish_batches(batch_ids: set[Any]) -> None:
-    for batch_id in batch_ids:
-        if not RewardItem.objects.filter(batch_id=batch_id, finished_at__isnull=True).exists():
-            RewardBatch.objects.filter(pk=batch_id, finished_at__isnull=True).update(finished_at=timezone.now())
+    """Mark finished the batches none of whose items still waits: one statement."""
+    waiting = RewardItem.objects.filter(batch_id=OuterRef("pk"), finished_at__isnull=True)
+    RewardBatch.objects.filter(pk__in=batch_ids, finished_at__isnull=True).exclude(Exists(waiting)).update(
+        finished_at=timezone.now()
+    )
 
 
 # -- waiting and answering ---------------------------------------------------------------------
 
 
-def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> bool:
-    """Wait until every item has its verdict or the deadline passes; True when all have.
-    The database decides; between looks the request blocks until a worker says it
-    wrote verdicts (wakeups.py), or, without Redis, sleeps 5 ms growing to 100 ms."""
+_BODY_FIELDS = ("index", "client_id", "version__content_hash", "status", "reward", "tests_passed", "tests_total",
+                "result", "wall_s", "cpu_s", "queued_at", "started_at", "finished_at")  # fmt: skip
+
+
+def _body_rows(batch: RewardBatch) -> list[dict[str, Any]]:
+    return list(batch.items.order_by("index").values(*_BODY_FIELDS))
+
+
+def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> list[dict[str, Any]] | None:
+    """Wait until every item has its verdict or the deadline passes. Returns the
+    batch's rows for its answer once all are in (the last look fetches them), None
+    at the deadline. Between looks the request blocks until a worker says it wrote
+    verdicts (wakeups.py), or, without Redis, sleeps 5 ms growing to 100 ms."""
     until = time.monotonic() + deadline_s
     pause = 0.005
     fresh = batch.finished_at is None and getattr(batch, "created_item_ids", None) is not None
     if fresh:  # just queued: nothing can be done yet, so wait before the first look
         wakeups.wait(batch.pk, seconds=deadline_s, fallback_s=pause)
     while True:
-        if not RewardItem.objects.filter(batch=batch, finished_at__isnull=True).exists():
-            return True
+        rows = _body_rows(batch)
+        if all(row["finished_at"] is not None for row in rows):
+            return rows
         left = until - time.monotonic()
         if left <= 0:
-            return False
+            return None
         wakeups.wait(batch.pk, seconds=left, fallback_s=pause)
         pause = min(pause * 1.5, 0.1)
 
 
-def batch_body(batch: RewardBatch, *, reveal_hidden: bool, replayed: bool = False) -> dict[str, Any]:
-    """The batch as the API answers it. Hidden tests' messages stay hidden unless the
-    caller may read hidden tests (`export:tests`): a policy must not learn them."""
-    items = list(batch.items.order_by("index").values(
-        "index", "client_id", "version__content_hash", "status", "reward", "tests_passed", "tests_total", "result",
-        "wall_s", "cpu_s", "queued_at", "started_at", "finished_at"))  # fmt: skip
+def batch_body(
+    batch: RewardBatch, *, reveal_hidden: bool, replayed: bool = False, rows: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The batch as the API answers it (from `rows` when the caller has them). Hidden
+    tests' messages stay hidden unless the caller may read hidden tests
+    (`export:tests`): a policy must not learn them."""
+    items = rows if rows is not None else _body_rows(batch)
     results = [_item_body(row, reveal_hidden) for row in items]
     counts: dict[str, int] = {}
     for row in results:
