@@ -123,3 +123,12 @@ def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Any:
         yield pool
     finally:
         pool.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_versions() -> None:
+    """A worker keeps task versions by id (they never change); a test database that
+    rolls back hands the same ids to other versions, so each test starts with none."""
+    from trainer_bridge.services import rewards
+
+    rewards._VERSION_CACHE.clear()

@@ -275,18 +275,50 @@ def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list
 # -- running (on a sandbox worker) -------------------------------------------------------------
 
 
-def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[int]:
-    """Mark the items running; returns those this call won: pending ones, or running
-    ones whose worker has evidently died (claimed longer ago than any run can take)."""
+def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[RewardItem]:
+    """Mark the items running and return those this call won (pending ones, or running
+    ones whose worker has evidently died: claimed longer ago than any run can take),
+    with their batch and version, in index order."""
     stale = now - timedelta(seconds=2 * 600 + 60)
     table = RewardItem._meta.db_table
     marks = ", ".join(["%s"] * len(item_ids))
     sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
            f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
-           "RETURNING id")  # fmt: skip
+           f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code")  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, worker, *item_ids, stale])
-        return [row[0] for row in cursor.fetchall()]
+        won = cursor.fetchall()
+    if not won:
+        return []
+    batch_key = RewardBatch._meta.pk.to_python
+    batches = {b.pk: b for b in RewardBatch.objects.filter(pk__in={batch_key(r[2]) for r in won})
+               .only("id", "seed", "reward_mode")}  # fmt: skip
+    versions = _versions_by_id({r[3] for r in won})
+    items = []
+    for pk, index, batch_id, version_id, code in sorted(won, key=lambda r: r[1]):
+        item = RewardItem(pk=pk, index=index, batch_id=batch_key(batch_id), version_id=version_id, code=code)
+        item.batch, item.version = batches[item.batch_id], versions[version_id]
+        items.append(item)
+    return items
+
+
+# Task versions never change once saved (tasks_app's ImmutableQuerySet) and their ids
+# are never given to another committed row, so a worker keeps the ones it has run: a
+# training job asks for the same tasks step after step. (Tests that roll back and reuse
+# ids clear it: tests/conftest.py.)
+_VERSION_CACHE: dict[int, TaskVersion] = {}
+_VERSION_CACHE_SIZE = 4096
+_RUN_FIELDS = ("id", "content_hash", "suite_kind", "entry_point", "starter_code", "test_setup", "visible_tests",
+               "hidden_tests", "time_limit_s", "memory_limit_mb")  # fmt: skip
+
+
+def _versions_by_id(ids: set[int]) -> dict[int, TaskVersion]:
+    missing = ids - _VERSION_CACHE.keys()
+    if missing:
+        if len(_VERSION_CACHE) + len(missing) > _VERSION_CACHE_SIZE:
+            _VERSION_CACHE.clear()
+        _VERSION_CACHE.update((v.pk, v) for v in TaskVersion.objects.filter(pk__in=missing).only(*_RUN_FIELDS))
+    return {pk: _VERSION_CACHE[pk] for pk in ids}
 
 
 def reward_for(status: str, passed: int, total: int, mode: str) -> float | None:
@@ -331,10 +363,9 @@ def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
     from evaluation.services.verification import SandboxUnavailable, worker_name
 
     me = worker or worker_name()
-    won = _claim(item_ids, worker=me, now=timezone.now())
-    if not won:
+    items = _claim(item_ids, worker=me, now=timezone.now())
+    if not items:
         return 0
-    items = list(RewardItem.objects.filter(pk__in=won).select_related("batch", "version").order_by("index"))
     pool = engine.get_pool()
     runs = {_runner_threads(pool.size).submit(engine.run, run_request_for(item.version, item.code,
                                                                          seed=item.batch.seed)): item
