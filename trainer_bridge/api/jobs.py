@@ -53,6 +53,13 @@ def job_body(job: TrainingJob) -> dict[str, Any]:
     }
 
 
+def _writable_job(request: Request, job_id: int) -> TrainingJob:
+    """The job, if this caller may see it and post to it (its token, or its registrant)."""
+    job = jobs.job_get(job_id=job_id, user=request.user, token=request.auth)
+    jobs.job_writable(job=job, user=request.user, token=request.auth)
+    return job
+
+
 def _body(request: Request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise ValidationFailed("The body must be a JSON object.", details={"body": ["Expected an object."]})
@@ -104,8 +111,7 @@ class JobDetailView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
     def patch(self, request: Request, job_id: int) -> Response:
-        job = jobs.job_get(job_id=job_id, user=request.user, token=request.auth)
-        jobs.job_writable(job=job, user=request.user, token=request.auth)
+        job = _writable_job(request, job_id)
         body = _body(request)
         if set(body) - {"state"} or not isinstance(body.get("state"), str):
             raise ValidationFailed("Only `state` can change: running, finished or failed.",
@@ -122,8 +128,7 @@ class JobMetricsView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, job_id: int) -> Response:
-        job = jobs.job_get(job_id=job_id, user=request.user, token=request.auth)
-        jobs.job_writable(job=job, user=request.user, token=request.auth)
+        job = _writable_job(request, job_id)
         stored = jobs.metrics_post(job=job, entries=_body(request).get("metrics"))
         return Response({"stored": stored, "steps_done": job.steps_done, "state": job.state})
 
@@ -137,7 +142,6 @@ class JobRolloutsView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, job_id: int) -> Response:
-        job = jobs.job_get(job_id=job_id, user=request.user, token=request.auth)
-        jobs.job_writable(job=job, user=request.user, token=request.auth)
+        job = _writable_job(request, job_id)
         created, skipped = jobs.rollouts_post(job=job, outcomes=_body(request).get("rollouts"))
         return Response({"created": created, "skipped": skipped})
