@@ -129,6 +129,6 @@ def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Any:
 def _no_cached_versions() -> None:
     """A worker keeps task versions by id (they never change); a test database that
     rolls back hands the same ids to other versions, so each test starts with none."""
-    from trainer_bridge.services import rewards
+    from trainer_bridge.services import reward_runs
 
-    rewards._VERSION_CACHE.clear()
+    reward_runs._VERSION_CACHE.clear()

@@ -16,7 +16,8 @@ from django.db import transaction
 from evaluation.tasks import SANDBOX_QUEUE, SANDBOX_RUN
 from tasks_app.errors import NotFound
 from trainer_bridge.services.builds import build_run
-from trainer_bridge.services.rewards import chunks_of, reward_items_run, rewards_prune, rewards_reap
+from trainer_bridge.services.reward_runs import reward_items_run, rewards_reap
+from trainer_bridge.services.rewards import chunks_of, rewards_prune
 
 
 @shared_task(name="trainer_bridge.build_export", acks_late=True, reject_on_worker_lost=True)

@@ -14,7 +14,7 @@ from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFail
 from tests.evaluation.conftest import needs_bwrap
 from tests.factories import make_task
 from trainer_bridge.models import RewardBatch, RewardItem
-from trainer_bridge.services import rewards
+from trainer_bridge.services import reward_runs, rewards
 from trainer_bridge.services.jobs import job_register
 from trainer_bridge.services.pools import pool_create, snapshot_create
 
@@ -37,7 +37,7 @@ def _request(completions, **body):
 
 def _run(batch) -> dict:
     for chunk in rewards.chunks_of(batch):
-        rewards.reward_items_run(item_ids=chunk)
+        reward_runs.reward_items_run(item_ids=chunk)
     return rewards.batch_body(batch, reveal_hidden=False)
 
 
@@ -97,14 +97,14 @@ def test_an_unknown_version_hash_stores_nothing(curator):
 
 
 def test_rewards_for_each_verdict():
-    assert rewards.reward_for("passed", 3, 3, "binary") == 1.0
-    assert rewards.reward_for("failed", 2, 3, "binary") == 0.0
-    assert rewards.reward_for("sandbox_error", 0, 3, "binary") is None
-    assert rewards.reward_for("sandbox_error", 0, 3, "fraction") is None
-    assert rewards.reward_for("failed", 2, 4, "fraction") == 0.5
+    assert reward_runs.reward_for("passed", 3, 3, "binary") == 1.0
+    assert reward_runs.reward_for("failed", 2, 3, "binary") == 0.0
+    assert reward_runs.reward_for("sandbox_error", 0, 3, "binary") is None
+    assert reward_runs.reward_for("sandbox_error", 0, 3, "fraction") is None
+    assert reward_runs.reward_for("failed", 2, 4, "fraction") == 0.5
     # Every test reached passed, yet the run did not pass (it hung or exited early): never the full reward.
-    assert rewards.reward_for("timeout", 3, 3, "fraction") == pytest.approx(2 / 3)
-    assert rewards.reward_for("error", 0, 0, "fraction") == 0.0
+    assert reward_runs.reward_for("timeout", 3, 3, "fraction") == pytest.approx(2 / 3)
+    assert reward_runs.reward_for("error", 0, 0, "fraction") == 0.0
 
 
 # -- running, in real sandboxes ------------------------------------------------------------------
@@ -136,7 +136,7 @@ def test_each_completion_gets_its_verdict_and_reward(curator):
     batch.refresh_from_db()
     assert batch.finished_at is not None
     # The chunk's message delivered again runs nothing again.
-    assert rewards.reward_items_run(item_ids=list(batch.items.values_list("pk", flat=True))) == 0
+    assert reward_runs.reward_items_run(item_ids=list(batch.items.values_list("pk", flat=True))) == 0
 
     revealed = rewards.batch_body(batch, reveal_hidden=True)["results"][2]["tests"]["failures"]
     assert all(f["message"] != "(hidden test)" for f in revealed), revealed
@@ -255,10 +255,10 @@ def test_items_left_behind_are_sent_again_and_given_up_after_an_hour(curator):
     batch, _ = rewards.rewards_submit(user=curator, request=_request([{"version_hash": _hash(task),
                                                                        "completion": CORRECT}] * 3))  # fmt: skip
     items = list(batch.items.order_by("index"))
-    assert rewards.rewards_reap() == ([], 0)  # just queued: left alone
+    assert reward_runs.rewards_reap() == ([], 0)  # just queued: left alone
     RewardItem.objects.filter(pk=items[0].pk).update(queued_at=timezone.now() - timedelta(minutes=5))
     RewardItem.objects.filter(pk=items[1].pk).update(queued_at=timezone.now() - timedelta(hours=2))
-    chunks, given_up = rewards.rewards_reap()
+    chunks, given_up = reward_runs.rewards_reap()
     assert chunks == [[items[0].pk]] and given_up == 1
     lost = RewardItem.objects.get(pk=items[1].pk)
     assert lost.status == "sandbox_error" and lost.reward is None and lost.finished_at is not None

@@ -20,21 +20,17 @@ import hashlib
 import json
 import math
 import re
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from evaluation.difficulty.samples import with_prompt
-from evaluation.requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
@@ -44,8 +40,6 @@ from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, Snapsho
 from trainer_bridge.services import wakeups
 
 FINAL = tuple(str(s) for s in Status)
-MESSAGE_KEPT = 500  # characters of a failing test's message in a result
-STDERR_KEPT = 2000  # characters of stderr kept for a solution that does not load
 FAILURES_SHOWN = 20
 _HASH_CHARS = set("0123456789abcdef")
 
@@ -272,196 +266,6 @@ def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list
     return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
-# -- running (on a sandbox worker) -------------------------------------------------------------
-
-
-def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[RewardItem]:
-    """Mark the items running and return those this call won (pending ones, or running
-    ones whose worker has evidently died: claimed longer ago than any run can take),
-    with their batch and version, in index order."""
-    stale = now - timedelta(seconds=2 * 600 + 60)
-    table = RewardItem._meta.db_table
-    marks = ", ".join(["%s"] * len(item_ids))
-    sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
-           f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
-           f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [now, worker, *item_ids, stale])
-        won = cursor.fetchall()
-    if not won:
-        return []
-    batch_key = RewardBatch._meta.pk.to_python
-    batches = {b.pk: b for b in RewardBatch.objects.filter(pk__in={batch_key(r[2]) for r in won})
-               .only("id", "seed", "reward_mode")}  # fmt: skip
-    versions = _versions_by_id({r[3] for r in won})
-    items = []
-    for pk, index, batch_id, version_id, code in sorted(won, key=lambda r: r[1]):
-        item = RewardItem(pk=pk, index=index, batch_id=batch_key(batch_id), version_id=version_id, code=code)
-        item.batch, item.version = batches[item.batch_id], versions[version_id]
-        items.append(item)
-    return items
-
-
-# Task versions never change once saved (tasks_app's ImmutableQuerySet) and their ids
-# are never given to another committed row, so a worker keeps the ones it has run: a
-# training job asks for the same tasks step after step. (Tests that roll back and reuse
-# ids clear it: tests/conftest.py.)
-_VERSION_CACHE: dict[int, TaskVersion] = {}
-_VERSION_CACHE_SIZE = 4096
-_RUN_FIELDS = ("id", "content_hash", "suite_kind", "entry_point", "starter_code", "test_setup", "visible_tests",
-               "hidden_tests", "time_limit_s", "memory_limit_mb")  # fmt: skip
-
-
-def _versions_by_id(ids: set[int]) -> dict[int, TaskVersion]:
-    missing = ids - _VERSION_CACHE.keys()
-    if missing:
-        if len(_VERSION_CACHE) + len(missing) > _VERSION_CACHE_SIZE:
-            _VERSION_CACHE.clear()
-        _VERSION_CACHE.update((v.pk, v) for v in TaskVersion.objects.filter(pk__in=missing).only(*_RUN_FIELDS))
-    return {pk: _VERSION_CACHE[pk] for pk in ids}
-
-
-def reward_for(status: str, passed: int, total: int, mode: str) -> float | None:
-    """The reward a verdict earns (see the module docstring)."""
-    if status == Status.SANDBOX_ERROR:
-        return None
-    if status == Status.PASSED:
-        return 1.0
-    if mode == "fraction" and total > 0:
-        return min(passed / total, (total - 1) / total)
-    return 0.0
-
-
-def expected_tests(version: TaskVersion) -> int:
-    """Tests the judge must report for this version (pytest suites report what they collect)."""
-    if version.suite_kind == "pytest":
-        return 0
-    return len(version.visible_tests or []) + len(version.hidden_tests or [])
-
-
-_runners: Any = None
-_runners_lock = threading.Lock()
-
-
-def _runner_threads(size: int) -> Any:
-    """Threads that only run sandboxes (no database), kept for the process's life:
-    a chunk's verdicts are written by the task's own thread and connection, so no
-    chunk opens connections of its own."""
-    global _runners
-    with _runners_lock:
-        if _runners is None or _runners._max_workers < size:
-            _runners = ThreadPoolExecutor(max_workers=size, thread_name_prefix="reward-run")
-        return _runners
-
-
-def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
-    """Run the items this call can claim, side by side on the warm pool, and record
-    their verdicts together. Returns how many it ran. Idempotent: a redelivered chunk
-    finds its items claimed or finished and runs nothing twice."""
-    from evaluation.sandbox import engine
-    from evaluation.sandbox.errors import PoolBusy
-    from evaluation.services.verification import SandboxUnavailable, worker_name
-
-    me = worker or worker_name()
-    items = _claim(item_ids, worker=me, now=timezone.now())
-    if not items:
-        return 0
-    pool = engine.get_pool()
-    runs = {_runner_threads(pool.size).submit(engine.run, run_request_for(item.version, item.code,
-                                                                         seed=item.batch.seed)): item
-            for item in items}  # fmt: skip
-    finished, busy = [], []
-    for future in as_completed(runs):
-        item = runs[future]
-        try:
-            finished.append(_verdict(item, future.result()))
-        except PoolBusy:
-            busy.append(item.pk)
-    _write_verdicts(finished)
-    if busy:
-        RewardItem.objects.filter(pk__in=busy, status="running").update(status="pending", started_at=None)
-    _finish_batches({item.batch_id for item in items})
-    for batch_id in {item.batch_id for item in items}:
-        wakeups.notify(batch_id)
-    if busy:
-        raise SandboxUnavailable(f"{len(busy)} completions found every sandbox busy; they wait for a retry")
-    return len(items)
-
-
-def _write_verdicts(items: list[RewardItem]) -> None:
-    """One statement a row, sent together (executemany: psycopg pipelines them), in one
-    transaction. Django's bulk_update builds a CASE per column per row: ~3 ms of
-    Python a verdict, more than running most of them."""
-    if not items:
-        return
-    if connection.vendor == "postgresql":
-        _write_verdicts_postgresql(items)
-        return
-    ops = connection.ops
-    table = RewardItem._meta.db_table
-    sql = (f"UPDATE {table} SET status = %s, reward = %s, tests_passed = %s, tests_total = %s, "  # noqa: S608 - no user input in the SQL text
-           "result = %s, wall_s = %s, cpu_s = %s, finished_at = %s WHERE id = %s AND status = 'running'")  # fmt: skip
-    rows = [
-        (item.status, item.reward, item.tests_passed, item.tests_total, ops.adapt_json_value(item.result, None),
-         item.wall_s, item.cpu_s, ops.adapt_datetimefield_value(item.finished_at), item.pk)
-        for item in items
-    ]  # fmt: skip
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
-
-
-def _write_verdicts_postgresql(items: list[RewardItem]) -> None:
-    """Every verdict of a chunk in one UPDATE ... FROM (VALUES ...): one statement for
-    the server to plan and run instead of one a row."""
-    table = RewardItem._meta.db_table
-    values = ", ".join(["(%s::bigint, %s, %s::double precision, %s::integer, %s::integer, %s::jsonb, "
-                        "%s::double precision, %s::double precision, %s::timestamptz)"] * len(items))  # fmt: skip
-    params: list[Any] = []
-    for item in items:
-        params += [item.pk, item.status, item.reward, item.tests_passed, item.tests_total, json.dumps(item.result),
-                   item.wall_s, item.cpu_s, item.finished_at]  # fmt: skip
-    sql = (f"UPDATE {table} AS r SET status = v.status, reward = v.reward, tests_passed = v.passed, "  # noqa: S608 - no user input in the SQL text
-           "tests_total = v.total, result = v.result, wall_s = v.wall_s, cpu_s = v.cpu_s, finished_at = v.finished "
-           f"FROM (VALUES {values}) AS v(id, status, reward, passed, total, result, wall_s, cpu_s, finished) "
-           "WHERE r.id = v.id AND r.status = 'running'")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _verdict(item: RewardItem, result: Any) -> RewardItem:
-    """`item` with `result`'s verdict and reward set (not yet saved)."""
-    tests = [{"name": t.name, "outcome": t.outcome, "message": t.message[:MESSAGE_KEPT],
-              "duration_s": round(t.duration_s, 6)} for t in result.tests]  # fmt: skip
-    passed = sum(1 for t in result.tests if t.outcome == "passed")
-    total = max(len(result.tests), expected_tests(item.version))
-    status = str(result.status)
-    item.result = {
-        "tests": tests,
-        "message": result.message[:MESSAGE_KEPT],
-        "stderr": result.stderr[-STDERR_KEPT:] if status == Status.ERROR else "",
-        "exit_code": result.exit_code,
-        "signal": result.signal,
-        "backend": result.backend,
-        "sandbox_id": result.sandbox_id,
-        "runtime_fingerprint": result.runtime_fingerprint,
-        "harness_version": result.harness_version,
-        "request_digest": result.request_digest,
-        "attempts": result.attempts,
-    }
-    item.status, item.tests_passed, item.tests_total = status, passed, total
-    item.reward = reward_for(status, passed, total, item.batch.reward_mode)
-    item.wall_s, item.cpu_s, item.finished_at = result.wall_s, result.cpu_s, timezone.now()
-    return item
-
-
-def _finish_batches(batch_ids: set[Any]) -> None:
-    """Mark finished the batches none of whose items still waits: one statement."""
-    waiting = RewardItem.objects.filter(batch_id=OuterRef("pk"), finished_at__isnull=True)
-    RewardBatch.objects.filter(pk__in=batch_ids, finished_at__isnull=True).exclude(Exists(waiting)).update(
-        finished_at=timezone.now()
-    )
-
-
 # -- waiting and answering ---------------------------------------------------------------------
 
 
@@ -563,33 +367,6 @@ def stale_unfinished(batch: RewardBatch, *, older_than_s: float = 30.0) -> bool:
     which is harmless, since a chunk runs only what it can claim."""
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
     return batch.items.filter(status="pending", queued_at__lt=cutoff).exists()
-
-
-GIVE_UP_AFTER_S = 3600.0  # an item no worker finished within this long is given up (sandbox_error)
-
-
-def rewards_reap(*, resend_after_s: float = 60.0) -> tuple[list[list[int]], int]:
-    """Find items left behind (their message lost with a broker, their worker dead).
-    Returns (chunks to enqueue again, items given up). An item waiting past
-    `resend_after_s` is sent again (harmless: a chunk runs only what it claims);
-    one unfinished after GIVE_UP_AFTER_S is a `sandbox_error` with no reward: the
-    platform failed it, the completion did not."""
-    now = timezone.now()
-    given_up = RewardItem.objects.filter(
-        finished_at__isnull=True, queued_at__lt=now - timedelta(seconds=GIVE_UP_AFTER_S)
-    )
-    batches = set(given_up.values_list("batch_id", flat=True))
-    why = {"message": "no sandbox worker finished it within an hour", "tests": []}
-    abandoned = given_up.update(status=str(Status.SANDBOX_ERROR), reward=None, finished_at=now, result=why)
-    _finish_batches(batches)
-    stale = now - timedelta(seconds=2 * 600 + 60)
-    left = RewardItem.objects.filter(
-        Q(status="pending", queued_at__lt=now - timedelta(seconds=resend_after_s))
-        | Q(status="running", started_at__lt=stale)
-    ).order_by("batch_id", "index")
-    ids = list(left.values_list("pk", flat=True)[:10000])
-    size = max(1, int(options()["CHUNK"]))
-    return [ids[i : i + size] for i in range(0, len(ids), size)], abandoned
 
 
 def rewards_prune() -> int:
