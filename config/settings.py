@@ -253,6 +253,13 @@ DIFFICULTY = {
     # Bands (TOO_EASY, TOO_HARD) are read against this solver's ability; empty: the median solver's.
     "TARGET_SOLVER": env_str("DIFFICULTY_TARGET_SOLVER", ""),
 }
+# Reward chunks share the `sandbox` queue with verification's runs but go ahead of
+# them: a training step waits on its rewards, a verification backlog does not wait on
+# anyone. With Redis, priority 0 is consumed first (kombu's priority steps 0/3/6/9);
+# every other task goes at CELERY_TASK_DEFAULT_PRIORITY. The filesystem broker of
+# the embedded defaults has no priorities: there the queue is first come, first served.
+CELERY_TASK_DEFAULT_PRIORITY = env_int("CELERY_TASK_DEFAULT_PRIORITY", 6)
+REWARD_PRIORITY = 0
 CELERY_TASK_ROUTES = {
     "evaluation.run_execution": {"queue": "sandbox"},
     "evaluation.run_attempt": {"queue": "sandbox"},

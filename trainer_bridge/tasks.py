@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 
 from evaluation.tasks import SANDBOX_QUEUE, SANDBOX_RUN
@@ -51,7 +52,7 @@ def enqueue_batch(batch: object, *, only_unfinished: bool = False) -> int:
     """One message per chunk of the batch; returns how many were sent."""
     chunks = chunks_of(batch, only_unfinished=only_unfinished)  # type: ignore[arg-type]
     for ids in chunks:
-        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE)
+        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE, priority=settings.REWARD_PRIORITY)
     return len(chunks)
 
 
@@ -66,5 +67,5 @@ def reap_rewards() -> int:
     """Periodic (beat): send again what was left behind; give up on what waited an hour."""
     chunks, _ = rewards_reap()
     for ids in chunks:
-        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE)
+        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE, priority=settings.REWARD_PRIORITY)
     return len(chunks)

@@ -159,3 +159,35 @@ def test_a_sandbox_that_cannot_start_is_never_a_reward_of_zero(snapshots, platfo
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_rewards_go_ahead_of_a_verification_backlog(snapshots, platform, live_server, workers, curator):
+    """One worker slot; a verification queues dozens of sandbox runs of a second or more
+    each; a reward batch posted behind them is answered long before they are done."""
+    from evaluation.models import Verification
+    from evaluation.tasks import verify_version
+    from tests.evaluation.test_celery_workers import SLOW_NO_UPPER_BOUND, _submitted_clamp
+
+    mine, _ = snapshots
+    registered = platform.register_job(name="grpo-3", snapshot=mine.hash)
+    job = PlatformClient(live_server.url, registered["token"], timeout_s=60)
+    digest = mine.members.get().content_hash
+    task = _submitted_clamp(curator, slug="backlog", adversarial=SLOW_NO_UPPER_BOUND)
+    verify_version.delay(task.latest_version_id)
+    workers.start("one-slot@host-c", VERIFY_REPEATS="5")
+
+    def backlog() -> Verification | None:
+        found = Verification.objects.filter(version_id=task.latest_version_id).first()
+        return found if found is not None and found.total >= 20 else None
+
+    from tests.evaluation.workers import wait_for
+
+    verification = wait_for(backlog, timeout=60, what="the verification to queue its runs")
+    queued_before = verification.total - verification.done
+    (result,) = job.rewards([(digest, CORRECT)], deadline_s=60)
+    verification.refresh_from_db()
+    ran_meanwhile = verification.total - verification.done
+    assert result["reward"] == 1.0 and queued_before >= 10
+    # First come, first served, the reward would have waited for every run queued before
+    # it; ahead of them, it waits for the one in hand (and the one the worker prefetched).
+    assert queued_before - ran_meanwhile <= 3, (queued_before, ran_meanwhile)
