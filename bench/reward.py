@@ -182,6 +182,7 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=1, help=slots_help)
     # threads: how a sandbox-queue worker is best run (docs/rewards.md); prefork for comparison.
     parser.add_argument("--worker-pool", choices=["prefork", "threads"], default="threads")
+    parser.add_argument("--web-processes", type=int, default=1, help="gunicorn worker processes")
     args = parser.parse_args()
 
     admin_sql(f'CREATE DATABASE "{DB_NAME}"')
@@ -241,9 +242,9 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
                             "-n", f"bench-reward-{os.getpid()}@%h",
                             "--without-mingle", "--without-gossip", "--loglevel", LOG_LEVEL],
                            Path(SCRATCH) / "worker.log", SANDBOX_POOL_SIZE=str(slots)))  # fmt: skip
+    web_args = ["--workers", str(args.web_processes), "--threads", str(args.clients * 2), "--log-level", "warning"]
     processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
-                            "--workers", "1", "--threads", str(args.clients * 2), "--log-level", "warning"],
-                           Path(SCRATCH) / "web.log"))  # fmt: skip
+                            *web_args], Path(SCRATCH) / "web.log"))  # fmt: skip
     worker, web = processes[-2], processes[-1]
     base = f"http://127.0.0.1:{port}"
 
