@@ -260,6 +260,8 @@ DIFFICULTY = {
 # the embedded defaults has no priorities: there the queue is first come, first served.
 CELERY_TASK_DEFAULT_PRIORITY = env_int("CELERY_TASK_DEFAULT_PRIORITY", 6)
 REWARD_PRIORITY = 0
+# ... so on the filesystem broker reward chunks go to a queue of their own, which the
+# same worker consumes (`make run`: -Q celery,sandbox,rewards): trainer_bridge/tasks.py.
 CELERY_TASK_ROUTES = {
     "evaluation.run_execution": {"queue": "sandbox"},
     "evaluation.run_attempt": {"queue": "sandbox"},

@@ -48,11 +48,21 @@ def run_rewards(self, item_ids: list[int]) -> int:
     return reward_items_run(item_ids=item_ids, worker=self.request.hostname or None)
 
 
+def reward_queue() -> str:
+    """Where reward chunks go: the `sandbox` queue, ahead of verification by priority
+    (Redis). The filesystem broker has no priorities, so there they get a queue of
+    their own (`rewards`), which workers take from in turn with the others: a reward
+    then waits for at most one run of a verification backlog, not for all of it."""
+    from celery import current_app
+
+    return "rewards" if str(current_app.conf.broker_url or "").startswith("filesystem") else SANDBOX_QUEUE
+
+
 def enqueue_batch(batch: object, *, only_unfinished: bool = False) -> int:
     """One message per chunk of the batch; returns how many were sent."""
     chunks = chunks_of(batch, only_unfinished=only_unfinished)  # type: ignore[arg-type]
     for ids in chunks:
-        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE, priority=settings.REWARD_PRIORITY)
+        run_rewards.apply_async((ids,), queue=reward_queue(), priority=settings.REWARD_PRIORITY)
     return len(chunks)
 
 
@@ -67,5 +77,5 @@ def reap_rewards() -> int:
     """Periodic (beat): send again what was left behind; give up on what waited an hour."""
     chunks, _ = rewards_reap()
     for ids in chunks:
-        run_rewards.apply_async((ids,), queue=SANDBOX_QUEUE, priority=settings.REWARD_PRIORITY)
+        run_rewards.apply_async((ids,), queue=reward_queue(), priority=settings.REWARD_PRIORITY)
     return len(chunks)

@@ -27,8 +27,9 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
-# One worker for both queues (planning and the sandbox runs) with the periodic reaper.
-"$VENV/bin/celery" -A config worker -Q celery,sandbox -B --schedule "${PLATFORM_VAR_DIR:-$ROOT/var}/celerybeat-schedule" \
+# One worker for every queue (planning, the sandbox runs, and the reward chunks, which
+# the filesystem broker keeps apart: settings.REWARD_QUEUE) with the periodic reaper.
+"$VENV/bin/celery" -A config worker -Q celery,sandbox,rewards -B --schedule "${PLATFORM_VAR_DIR:-$ROOT/var}/celerybeat-schedule" \
   --loglevel=INFO --concurrency=2 &
 pids+=($!)
 "$PY" manage.py runserver --noreload "$HOST:$PORT" &

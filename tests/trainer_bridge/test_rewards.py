@@ -281,3 +281,16 @@ def test_a_trainer_without_a_job_token_asks_only_for_their_jobs_snapshots(curato
     assert rewards.rewards_submit(
         user=curator, request=_request([{"version_hash": _hash(draft), "completion": CORRECT}])
     )[1]
+
+
+def test_reward_chunks_queue_where_they_go_first(broker):
+    from trainer_bridge.tasks import reward_queue
+
+    assert reward_queue() == "sandbox"  # Redis: the sandbox queue, at priority 0
+
+
+def test_on_the_filesystem_broker_reward_chunks_have_a_queue_of_their_own(settings):
+    from config.celery import app
+    from trainer_bridge.tasks import reward_queue
+
+    assert str(app.conf.broker_url).startswith("filesystem") and reward_queue() == "rewards"
