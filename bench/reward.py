@@ -268,8 +268,16 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
         sessions.http = http
         sent = time.perf_counter()
         headers = {"Authorization": f"Bearer {secret}", "Idempotency-Key": uuid.uuid4().hex}
-        answer = http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": 300},
-                           headers=headers, timeout=400)  # fmt: skip
+        for attempt in range(3):
+            try:
+                answer = http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": 300},
+                                   headers=headers, timeout=400)  # fmt: skip
+                break
+            except requests.ConnectionError:
+                # The server closed an idle keep-alive connection as we reused it: the
+                # idempotency key makes sending the batch again safe (as the client does).
+                if attempt == 2:
+                    raise
         answer.raise_for_status()
         return time.perf_counter() - sent, answer.json()
 
