@@ -215,34 +215,26 @@ def test_a_job_token_asks_only_for_its_own_snapshot(curator, reviewer, trainer):
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @needs_bwrap
-def test_the_api_answers_verdicts_with_celery_running_eagerly(curator, api_as, settings):
-    # Celery's own eager mode runs the chunk in this process when the batch commits:
-    # the view, the service and the sandbox are all real (the live tests add HTTP and a worker).
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    from config.celery import app
-
-    app.conf.task_always_eager = True
-    try:
-        task = make_task(owner=curator)
-        client = api_as(curator, ["reward"])
-        body = {"completions": [{"version_hash": _hash(task), "completion": CORRECT, "id": "a"},
-                                {"version_hash": _hash(task), "completion": WRONG, "id": 7}]}  # fmt: skip
-        response = client.post(reverse("api-rewards"), body, format="json", HTTP_IDEMPOTENCY_KEY="k1")
-        assert response.status_code == 200, response.json()
-        answer = response.json()
-        assert [r["reward"] for r in answer["results"]] == [1.0, 0.0] and answer["results"][1]["id"] == "7"
-        assert answer["counts"] == {"failed": 1, "passed": 1} and not answer["replayed"]
-        replay = client.post(reverse("api-rewards"), body, format="json", HTTP_IDEMPOTENCY_KEY="k1")
-        assert replay.status_code == 200 and replay.json()["replayed"] and replay.json()["id"] == answer["id"]
-        assert RewardItem.objects.count() == 2  # the retry ran nothing
-        fetched = client.get(reverse("api-reward-batch", args=[answer["id"]]))
-        assert fetched.status_code == 200 and fetched.json()["results"] == answer["results"]
-        assert client.get(reverse("api-reward-batch", args=["not-a-uuid"])).status_code == 404
-        assert client.get(reverse("api-reward-batch", args=[answer["id"]]) + "?wait=x").status_code == 400
-        no_scope = api_as(curator, ["read"]).post(reverse("api-rewards"), body, format="json")
-        assert no_scope.status_code == 403 and "reward" in no_scope.json()["error"]["message"]
-    finally:
-        app.conf.task_always_eager = False
+def test_the_api_answers_verdicts_from_a_real_worker(curator, api_as, workers):
+    workers.start("rewards-api@host-a")
+    task = make_task(owner=curator)
+    client = api_as(curator, ["reward"])
+    body = {"completions": [{"version_hash": _hash(task), "completion": CORRECT, "id": "a"},
+                            {"version_hash": _hash(task), "completion": WRONG, "id": 7}], "deadline_s": 60}  # fmt: skip
+    response = client.post(reverse("api-rewards"), body, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert response.status_code == 200, response.json()
+    answer = response.json()
+    assert [r["reward"] for r in answer["results"]] == [1.0, 0.0] and answer["results"][1]["id"] == "7"
+    assert answer["counts"] == {"failed": 1, "passed": 1} and not answer["replayed"]
+    replay = client.post(reverse("api-rewards"), body, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert replay.status_code == 200 and replay.json()["replayed"] and replay.json()["id"] == answer["id"]
+    assert RewardItem.objects.count() == 2  # the retry ran nothing
+    fetched = client.get(reverse("api-reward-batch", args=[answer["id"]]))
+    assert fetched.status_code == 200 and fetched.json()["results"] == answer["results"]
+    assert client.get(reverse("api-reward-batch", args=["not-a-uuid"])).status_code == 404
+    assert client.get(reverse("api-reward-batch", args=[answer["id"]]) + "?wait=x").status_code == 400
+    no_scope = api_as(curator, ["read"]).post(reverse("api-rewards"), body, format="json")
+    assert no_scope.status_code == 403 and "reward" in no_scope.json()["error"]["message"]
 
 
 @pytest.mark.django_db
