@@ -24,6 +24,13 @@ class ValidationFailed(DomainError):
     code = "invalid"
     status = 400
 
+    @classmethod
+    def naming(cls, errors: dict[str, list[str]]) -> ValidationFailed:
+        """Every problem of a body in `details`; the message names the first and counts the rest."""
+        where, messages = next(iter(errors.items()))
+        more = f" ({len(errors) - 1} more problems in details)" if len(errors) > 1 else ""
+        return cls(f"{where}: {messages[0]}{more}", details=errors)
+
 
 class PermissionDenied(DomainError):
     code = "permission_denied"

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from evaluation.tasks import SANDBOX_QUEUE, SANDBOX_RUN
 from tasks_app.errors import NotFound
+from trainer_bridge.models import RewardBatch
 from trainer_bridge.services.builds import build_run
 from trainer_bridge.services.reward_runs import reward_items_run, rewards_reap
 from trainer_bridge.services.rewards import chunks_of, rewards_prune
@@ -58,12 +59,17 @@ def reward_queue() -> str:
     return "rewards" if str(current_app.conf.broker_url or "").startswith("filesystem") else SANDBOX_QUEUE
 
 
-def enqueue_batch(batch: object, *, only_unfinished: bool = False) -> int:
-    """One message per chunk of the batch; returns how many were sent."""
-    chunks = chunks_of(batch, only_unfinished=only_unfinished)  # type: ignore[arg-type]
+def send_chunks(chunks: list[list[int]]) -> int:
+    """One message per chunk of item ids, where reward chunks go first; returns how many."""
+    queue = reward_queue()
     for ids in chunks:
-        run_rewards.apply_async((ids,), queue=reward_queue(), priority=settings.REWARD_PRIORITY)
+        run_rewards.apply_async((ids,), queue=queue, priority=settings.REWARD_PRIORITY)
     return len(chunks)
+
+
+def enqueue_batch(batch: RewardBatch, *, only_unfinished: bool = False) -> int:
+    """Send a batch's chunks (only those still unfinished, when asked)."""
+    return send_chunks(chunks_of(batch, only_unfinished=only_unfinished))
 
 
 @shared_task(name="trainer_bridge.prune_rewards")
@@ -76,6 +82,4 @@ def prune_rewards() -> int:
 def reap_rewards() -> int:
     """Periodic (beat): send again what was left behind; give up on what waited an hour."""
     chunks, _ = rewards_reap()
-    for ids in chunks:
-        run_rewards.apply_async((ids,), queue=reward_queue(), priority=settings.REWARD_PRIORITY)
-    return len(chunks)
+    return send_chunks(chunks)

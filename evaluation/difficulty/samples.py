@@ -63,7 +63,12 @@ def extract_code(completion: str) -> str:
 
 def _defines(code: str, name: str) -> bool:
     import ast
+    import re
 
+    # A top-level definition starts a line with def/async def/class NAME: without one
+    # the answer is no, and most bodies are told so without parsing.
+    if not re.search(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", code, re.MULTILINE):
+        return False
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):

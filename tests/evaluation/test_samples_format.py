@@ -73,3 +73,10 @@ def test_a_body_goes_behind_the_prompt_and_a_whole_program_stands_alone():
     whole = "def add(a, b):\n    return b + a\n"
     assert with_prompt(whole, prompt=prompt, entry_point="add") == whole
     assert with_prompt("print(1)\n", prompt="", entry_point="") == "print(1)\n"
+    for defined in ("@cache\ndef add(a, b):\n    return a + b\n", "async def add(a, b):\n    return a\n",
+                    "class add:\n    pass\n"):  # fmt: skip
+        assert with_prompt(defined, prompt=prompt, entry_point="add") == defined
+    # Only a top-level definition counts: not one in a string, nor a nested one, nor another name.
+    for body in ('    s = """\ndef add(x):\n"""\n    return a + b\n', "    def add_one(x):\n        return x\n",
+                 "def adder(a, b):\n    return a\n"):  # fmt: skip
+        assert with_prompt(body, prompt=prompt, entry_point="add") == prompt + body

@@ -35,6 +35,14 @@ class IsTrainingParty(BasePermission):
         return has_role(request.user, CURATOR, REVIEWER, TRAINER)
 
 
+class JobAPIView(APIView):
+    """What every job endpoint shares: who may call it, with which scopes, how often."""
+
+    permission_classes = [HasScope, IsTrainingParty]
+    scope_by_method = JOB_SCOPE_BY_METHOD
+    throttle_scope = "jobs"
+
+
 def job_body(job: TrainingJob) -> dict[str, Any]:
     return {
         "id": job.pk,
@@ -66,11 +74,7 @@ def _body(request: Request) -> dict[str, Any]:
     return request.data
 
 
-class JobListView(APIView):
-    permission_classes = [HasScope, IsTrainingParty]
-    scope_by_method = JOB_SCOPE_BY_METHOD
-    throttle_scope = "jobs"
-
+class JobListView(JobAPIView):
     @extend_schema(operation_id="jobs_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         return Response([job_body(j) for j in jobs.jobs_visible(user=request.user, token=request.auth)[:500]])
@@ -99,11 +103,7 @@ class JobListView(APIView):
         return Response({**job_body(registered.job), "token": registered.secret}, status=201)
 
 
-class JobDetailView(APIView):
-    permission_classes = [HasScope, IsTrainingParty]
-    scope_by_method = JOB_SCOPE_BY_METHOD
-    throttle_scope = "jobs"
-
+class JobDetailView(JobAPIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, job_id: int) -> Response:
         job = jobs.job_get(job_id=job_id, user=request.user, token=request.auth)
@@ -119,12 +119,8 @@ class JobDetailView(APIView):
         return Response(job_body(jobs.job_set_state(job=job, state=body["state"])))
 
 
-class JobMetricsView(APIView):
+class JobMetricsView(JobAPIView):
     """POST {"metrics": [{"step": 0, "values": {"reward_mean": 0.4, ...}}, ...]}."""
-
-    permission_classes = [HasScope, IsTrainingParty]
-    scope_by_method = JOB_SCOPE_BY_METHOD
-    throttle_scope = "jobs"
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, job_id: int) -> Response:
@@ -133,12 +129,8 @@ class JobMetricsView(APIView):
         return Response({"stored": stored, "steps_done": job.steps_done, "state": job.state})
 
 
-class JobRolloutsView(APIView):
+class JobRolloutsView(JobAPIView):
     """POST {"rollouts": [{"version_hash", "sample_id", "passed", "reward"?}, ...]}."""
-
-    permission_classes = [HasScope, IsTrainingParty]
-    scope_by_method = JOB_SCOPE_BY_METHOD
-    throttle_scope = "jobs"
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request, job_id: int) -> Response:

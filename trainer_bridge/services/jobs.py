@@ -44,13 +44,20 @@ def job_of_token(token: Any) -> TrainingJob | None:
     return TrainingJob.objects.select_related("snapshot", "snapshot__pool").filter(token=token).first()
 
 
-def can_read_snapshot(*, user: Any, token: Any, snapshot: Snapshot) -> bool:
+def readable_snapshot_ids(*, user: Any, token: Any, snapshots: list[Snapshot]) -> set[int]:
+    """Which of `snapshots` this caller may read (the rule of the module docstring), in
+    at most one query for the whole list."""
+    ids = {s.pk for s in snapshots}
     job = job_of_token(token)
     if job is not None:
-        return job.snapshot_id == snapshot.pk
+        return ids & {job.snapshot_id}
     if has_role(user, CURATOR, REVIEWER):
-        return True
-    return TrainingJob.objects.filter(created_by=user, snapshot=snapshot).exists()
+        return ids
+    return set(TrainingJob.objects.filter(created_by=user, snapshot_id__in=ids).values_list("snapshot_id", flat=True))
+
+
+def can_read_snapshot(*, user: Any, token: Any, snapshot: Snapshot) -> bool:
+    return snapshot.pk in readable_snapshot_ids(user=user, token=token, snapshots=[snapshot])
 
 
 def job_register(
@@ -87,8 +94,7 @@ def job_register(
     if expires_in_days is not None and (not isinstance(expires_in_days, int) or not 1 <= expires_in_days <= 365):
         errors["expires_in_days"] = ["A whole number of days from 1 to 365."]
     if errors:
-        where, messages = next(iter(errors.items()))
-        raise ValidationFailed(f"{where}: {messages[0]}", details=errors)
+        raise ValidationFailed.naming(errors)
     if with_hidden_tests and not may_read_hidden:
         raise PermissionDenied(
             "A job token with hidden tests needs a caller that holds the export:tests scope.",
@@ -109,24 +115,19 @@ def job_register(
 
 
 def job_get(*, job_id: Any, user: Any, token: Any) -> TrainingJob:
-    """A job the caller may see: its own token's, one they registered, or any for
-    curators and reviewers."""
-    bound = job_of_token(token)
+    """A job the caller may see (jobs_visible); any other is not found."""
     try:
-        job = TrainingJob.objects.select_related("snapshot", "snapshot__pool").filter(pk=int(job_id)).first()
+        job = jobs_visible(user=user, token=token).filter(pk=int(job_id)).first()
     except (TypeError, ValueError):
         job = None
-    visible = job is not None and (
-        (bound.pk == job.pk)
-        if bound is not None
-        else (job.created_by_id == user.pk or has_role(user, CURATOR, REVIEWER))
-    )
-    if not visible:
+    if job is None:
         raise NotFound(f"No training job {str(job_id)[:20]!r} that you can see.")
     return job
 
 
 def jobs_visible(*, user: Any, token: Any) -> Any:
+    """The jobs the caller may see: its own token's, those they registered, or all for
+    curators and reviewers."""
     bound = job_of_token(token)
     jobs = TrainingJob.objects.select_related("snapshot", "snapshot__pool", "created_by")
     if bound is not None:
@@ -181,8 +182,7 @@ def metrics_post(*, job: TrainingJob, entries: Any) -> int:
         if not any(k.startswith(where) for k in errors):
             clean[step] = {k: (None if v is None else float(v)) for k, v in values.items()}
     if errors:
-        where, messages = next(iter(errors.items()))
-        raise ValidationFailed(f"{where}: {messages[0]}", details=errors)
+        raise ValidationFailed.naming(errors)
     with transaction.atomic():
         for step, values in clean.items():
             JobMetric.objects.update_or_create(job=job, step=step, defaults={"values": values})
@@ -226,8 +226,7 @@ def rollouts_post(*, job: TrainingJob, outcomes: Any) -> tuple[int, int]:
         if isinstance(digest, str) and digest not in members:
             errors[f"rollouts[{n}].version_hash"] = [f"Not in this job's snapshot {job.snapshot.hash[:12]}."]
     if errors:
-        where, messages = next(iter(errors.items()))
-        raise ValidationFailed(f"{where}: {messages[0]}", details=errors)
+        raise ValidationFailed.naming(errors)
     now = timezone.now()
     with transaction.atomic():
         solver, _ = Solver.objects.get_or_create(name=job.solver)
@@ -238,8 +237,9 @@ def rollouts_post(*, job: TrainingJob, outcomes: Any) -> tuple[int, int]:
                         finished_at=now) for o in outcomes]  # fmt: skip
         before = Attempt.objects.filter(solver=solver).count()
         Attempt.objects.bulk_create(rows, ignore_conflicts=True)
-        created = Attempt.objects.filter(solver=solver).count() - before
-        TrainingJob.objects.filter(pk=job.pk).update(rollouts=Attempt.objects.filter(solver=solver).count())
+        after = Attempt.objects.filter(solver=solver).count()
+        TrainingJob.objects.filter(pk=job.pk).update(rollouts=after)
+        created = after - before
     if created:
         from evaluation.tasks import fit_difficulty
 

@@ -27,6 +27,8 @@ from trainer_bridge.models import RewardBatch, RewardItem
 from trainer_bridge.services import wakeups
 from trainer_bridge.services.rewards import options
 
+# A claim older than this belongs to a dead worker: no run, retried once, takes as long.
+STALE_CLAIM = timedelta(seconds=2 * 600 + 60)
 MESSAGE_KEPT = 500  # characters of a failing test's message in a result
 STDERR_KEPT = 2000  # characters of stderr kept for a solution that does not load
 
@@ -35,7 +37,7 @@ def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[RewardItem]:
     """Mark the items running and return those this call won (pending ones, or running
     ones whose worker has evidently died: claimed longer ago than any run can take),
     with their batch and version, in index order."""
-    stale = now - timedelta(seconds=2 * 600 + 60)
+    stale = now - STALE_CLAIM
     table = RewardItem._meta.db_table
     marks = ", ".join(["%s"] * len(item_ids))
     sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
@@ -95,17 +97,17 @@ def expected_tests(version: TaskVersion) -> int:
     return len(version.visible_tests or []) + len(version.hidden_tests or [])
 
 
-_runners: Any = None
+_runners: ThreadPoolExecutor | None = None
 _runners_lock = threading.Lock()
 
 
-def _runner_threads(size: int) -> Any:
-    """Threads that only run sandboxes (no database), kept for the process's life:
-    a chunk's verdicts are written by the task's own thread and connection, so no
-    chunk opens connections of its own."""
+def _runner_threads(size: int) -> ThreadPoolExecutor:
+    """Threads that only run sandboxes (no database), one per slot of the process's warm
+    pool and kept for its life: a chunk's verdicts are written by the task's own thread
+    and connection, so no chunk opens connections of its own."""
     global _runners
     with _runners_lock:
-        if _runners is None or _runners._max_workers < size:
+        if _runners is None:
             _runners = ThreadPoolExecutor(max_workers=size, thread_name_prefix="reward-run")
         return _runners
 
@@ -235,7 +237,7 @@ def rewards_reap(*, resend_after_s: float = 60.0) -> tuple[list[list[int]], int]
     why = {"message": "no sandbox worker finished it within an hour", "tests": []}
     abandoned = given_up.update(status=str(Status.SANDBOX_ERROR), reward=None, finished_at=now, result=why)
     _finish_batches(batches)
-    stale = now - timedelta(seconds=2 * 600 + 60)
+    stale = now - STALE_CLAIM
     left = RewardItem.objects.filter(
         Q(status="pending", queued_at__lt=now - timedelta(seconds=resend_after_s))
         | Q(status="running", started_at__lt=stale)

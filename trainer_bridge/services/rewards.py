@@ -7,11 +7,7 @@ each a message on the `sandbox` queue that verification also uses; a worker
 runs a chunk's completions side by side on its warm sandbox pool. The caller
 waits for the verdicts up to its deadline.
 
-Rewards: `passed` earns 1. In `fraction` mode any other verdict earns the
-fraction of tests passed, kept below 1 (only a pass earns 1: a solution that
-passes every test it reached and then hangs or exits early has not passed).
-`sandbox_error` earns no reward at all (null): a broken sandbox is our fault,
-not a wrong answer, and must not train the policy.
+What a verdict earns, and the worker's side, are in reward_runs.py.
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -31,15 +26,14 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from evaluation.difficulty.samples import with_prompt
-from evaluation.sandbox.types import Status
-from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFailed
+from evaluation.services.verification import FINAL
+from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
 from trainer_bridge.services import wakeups
 
-FINAL = tuple(str(s) for s in Status)
 FAILURES_SHOWN = 20
 _HASH_CHARS = set("0123456789abcdef")
 
@@ -125,14 +119,8 @@ def parse_batch(body: Any, *, idempotency_key: str = "", job: TrainingJob | None
     if not isinstance(key, str) or len(key) > 200 or not all(ch.isprintable() for ch in key):
         errors["idempotency_key"] = ["At most 200 printable characters."]
     if errors:
-        raise ValidationFailed(_first_error(errors), details=errors)
+        raise ValidationFailed.naming(errors)
     return BatchRequest(completions, mode, seed, float(deadline), key)
-
-
-def _first_error(errors: dict[str, list[str]]) -> str:
-    where, messages = next(iter(errors.items()))
-    more = f" ({len(errors) - 1} more problems in details)" if len(errors) > 1 else ""
-    return f"{where}: {messages[0]}{more}"
 
 
 # -- submitting ------------------------------------------------------------------------------
@@ -153,7 +141,7 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
     errors = {f"completions[{n}].version_hash": ["No task version has this content hash."]
               for n, c in enumerate(request.completions) if c.version_hash not in found}  # fmt: skip
     if errors:
-        raise ValidationFailed(_first_error(errors), details=errors)
+        raise ValidationFailed.naming(errors)
     if job is not None or not has_role(user, CURATOR, REVIEWER):
         members = SnapshotMember.objects.filter(content_hash__in=wanted)
         members = members.filter(snapshot=job.snapshot) if job else members.filter(snapshot__jobs__created_by=user)
@@ -167,14 +155,8 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
 
 
 def prepared_code(completion: str, version: TaskVersion) -> str:
-    """What runs: the completion's code, behind the task's prompt when it is only a body.
-    A line that starts `def NAME(` (or async def, or class NAME) defines the entry
-    point: the common case, told without parsing the code."""
-    code = extract_code(completion)
-    if version.entry_point and re.search(rf"^(?:async\s+def|def|class)\s+{re.escape(version.entry_point)}\b", code,
-                                         re.MULTILINE):  # fmt: skip
-        return code
-    return with_prompt(code, prompt=version.starter_code, entry_point=version.entry_point)
+    """What runs: the completion's code, behind the task's prompt when it is only a body."""
+    return with_prompt(extract_code(completion), prompt=version.starter_code, entry_point=version.entry_point)
 
 
 def in_flight() -> int:
@@ -284,8 +266,7 @@ def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> list[dict[str, Any
     verdicts (wakeups.py), or, without Redis, sleeps 5 ms growing to 100 ms."""
     until = time.monotonic() + deadline_s
     pause = 0.005
-    fresh = batch.finished_at is None and getattr(batch, "created_item_ids", None) is not None
-    if fresh:  # just queued: nothing can be done yet, so wait before the first look
+    if getattr(batch, "created_item_ids", None) is not None:  # just queued: wait before the first look
         wakeups.wait(batch.pk, seconds=deadline_s, fallback_s=pause)
     while True:
         rows = _body_rows(batch)
@@ -350,8 +331,6 @@ def _round(value: float | None) -> float | None:
 
 
 def batch_get(*, batch_id: Any, user: Any) -> RewardBatch:
-    from tasks_app.errors import NotFound
-
     try:
         batch = RewardBatch.objects.filter(pk=uuid.UUID(str(batch_id)), user=user).first()
     except ValueError:

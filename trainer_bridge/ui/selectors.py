@@ -3,12 +3,9 @@ of pools, snapshots or builds."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Count, OuterRef, Subquery
 
-from tasks_app.roles import CURATOR, REVIEWER, has_role
-from trainer_bridge.models import ExportBuild, Pool, Snapshot, TrainingJob
+from trainer_bridge.models import ExportBuild, Pool, Snapshot
 
 
 def pool_rows() -> list[Pool]:
@@ -33,13 +30,3 @@ def latest_builds(snapshots: list[Snapshot]) -> dict[tuple[int, str], ExportBuil
     for build in ExportBuild.objects.filter(snapshot__in=snapshots).order_by("-created_at"):
         out.setdefault((build.snapshot_id, build.format), build)
     return out
-
-
-def readable_snapshot_ids(user: Any, snapshots: list[Snapshot]) -> set[int]:
-    """The snapshots `user` may export: all for curators, reviewers and admins; for a
-    trainer, those of the training jobs they registered (as services.jobs.can_read_snapshot,
-    in one query for the whole list)."""
-    ids = {s.pk for s in snapshots}
-    if has_role(user, CURATOR, REVIEWER):
-        return ids
-    return set(TrainingJob.objects.filter(created_by=user, snapshot_id__in=ids).values_list("snapshot_id", flat=True))

@@ -23,6 +23,7 @@ from tasks_app.ui.views.common import domain_errors
 from trainer_bridge.criteria import PoolCriteria
 from trainer_bridge.models import Pool
 from trainer_bridge.services.builds import build_get, build_needs_worker, build_request, export_formats
+from trainer_bridge.services.jobs import can_read_snapshot, readable_snapshot_ids
 from trainer_bridge.services.pools import pool_create, pool_preview, snapshot_create, snapshot_diff, snapshot_get
 from trainer_bridge.tasks import enqueue_build
 from trainer_bridge.ui import selectors
@@ -144,7 +145,7 @@ def pool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     criteria = PoolCriteria.parse(pool.criteria)
     snapshots = selectors.pool_snapshots(pool)
     builds = selectors.latest_builds(snapshots)
-    readable = selectors.readable_snapshot_ids(request.user, snapshots)
+    readable = readable_snapshot_ids(user=request.user, token=None, snapshots=snapshots)
     formats = list(export_formats())
     rows = [
         {
@@ -204,7 +205,7 @@ def build_start(request: HttpRequest, slug: str, digest: str) -> HttpResponse:
     """Build one snapshot's export in the background (or find the build that exists)."""
     _require(request, *VIEWERS)
     snapshot = snapshot_get(pool_slug=slug, digest=digest)
-    if snapshot.pk not in selectors.readable_snapshot_ids(request.user, [snapshot]):
+    if not can_read_snapshot(user=request.user, token=None, snapshot=snapshot):
         raise NotFound(f"No snapshot {digest[:12]!r} of pool {slug!r} that you can export.")
     fmt = request.POST.get("format", "")
     gzip = request.POST.get("gzip") == "1" and fmt in export_formats() and not export_formats()[fmt].self_compressed
@@ -227,7 +228,8 @@ def build_progress(request: HttpRequest, slug: str, build_id: Any) -> HttpRespon
     """The fragment a build's slot polls until it is done or failed."""
     _require(request, *VIEWERS)
     build = build_get(build_id=build_id)
-    readable = selectors.readable_snapshot_ids(request.user, [build.snapshot])
-    if build.snapshot.pool.slug != slug or build.snapshot_id not in readable:
+    if build.snapshot.pool.slug != slug or not can_read_snapshot(
+        user=request.user, token=None, snapshot=build.snapshot
+    ):
         raise NotFound(f"No export build {build_id} of pool {slug!r}.")
     return _build_fragment(request, build)
