@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
@@ -293,3 +294,37 @@ def parquet_chunks(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[b
     # an export cut short by an error must not read as a whole, shorter file.
     writer.close()
     yield sink.take()
+
+
+# -- the formats ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    name: str
+    content_type: str
+    chunks: Callable[..., Iterator[bytes]]
+    # Records in one chunk of the uncompressed output, so a background build's progress
+    # moves as it is written (the chunk functions above decide what a chunk holds).
+    rows_in: Callable[[bytes], int]
+    # Compressed inside the file (Parquet): gzip on top would cost CPU and gain nothing.
+    self_compressed: bool = False
+
+
+def _jsonl_rows(chunk: bytes) -> int:
+    return chunk.count(b"\n")  # one record a line: json.dumps escapes newlines inside strings
+
+
+def _json_rows(chunk: bytes) -> int:
+    return 1 if chunk.lstrip(b"[,").startswith(b"{") else 0  # "[", one record a chunk after a comma, "]"
+
+
+def _row_group_rows(chunk: bytes) -> int:
+    return CHUNK  # one row group of CHUNK records a chunk (the last may hold fewer: builds cap at the total)
+
+
+FORMATS = {
+    "jsonl": ExportFormat("jsonl", "application/x-ndjson", jsonl_chunks, _jsonl_rows),
+    "json": ExportFormat("json", "application/json", json_chunks, _json_rows),
+    "parquet": ExportFormat("parquet", PARQUET_CONTENT_TYPE, parquet_chunks, _row_group_rows, self_compressed=True),
+}

@@ -4,6 +4,7 @@ its SHA-256 as ETag; a failure leaves no file; scopes decide who builds and read
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 from datetime import timedelta
@@ -61,19 +62,19 @@ def test_a_build_writes_the_streamed_bytes_and_its_progress_moves_to_the_total(
 
     # What a poller sees between chunks: the real chunks, watched as they are written.
     seen: list[int] = []
-    real = getattr(export, f"{fmt}_chunks")
+    real = export.FORMATS[fmt]
 
     def watched(snap, *, with_hidden_tests):
-        for chunk in real(snap, with_hidden_tests=with_hidden_tests):
+        for chunk in real.chunks(snap, with_hidden_tests=with_hidden_tests):
             seen.append(ExportBuild.objects.get(pk=build.pk).rows_done)
             yield chunk
 
-    monkeypatch.setattr(export, f"{fmt}_chunks", watched)
+    monkeypatch.setitem(export.FORMATS, fmt, dataclasses.replace(real, chunks=watched))
     assert build_export(str(build.pk)) == "done"
     assert seen == sorted(seen) and {2, 4} <= set(seen) and max(seen) < 5  # it moved while writing
     build.refresh_from_db()
     assert build.state == "done" and build.rows_done == build.rows_total == 5 and build.finished_at is not None
-    monkeypatch.setattr(export, f"{fmt}_chunks", real)
+    monkeypatch.setitem(export.FORMATS, fmt, real)
     content = build_file(build=build).read_bytes()
     assert content == _streamed(api_as(curator, ["export", "export:tests"]), snapshot, format=fmt)
     assert build.size_bytes == len(content) and build.sha256 == hashlib.sha256(content).hexdigest()
@@ -128,23 +129,23 @@ def test_a_live_worker_keeps_its_build_and_a_dead_ones_build_is_taken_over(snaps
 
 
 def test_a_failed_build_leaves_no_file_and_says_why(snapshot, monkeypatch):
-    real = export.jsonl_chunks
+    real = export.FORMATS["jsonl"]
 
     # A disk that fills halfway cannot be made here on demand: the chunks fail instead,
     # after some bytes were written.
     def failing(snap, *, with_hidden_tests):
-        chunks = real(snap, with_hidden_tests=with_hidden_tests)
+        chunks = real.chunks(snap, with_hidden_tests=with_hidden_tests)
         yield next(chunks)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(export, "jsonl_chunks", failing)
+    monkeypatch.setitem(export.FORMATS, "jsonl", dataclasses.replace(real, chunks=failing))
     build, _ = build_request(snapshot=snapshot, format="jsonl")
     assert build_export(str(build.pk)) == "failed"
     build.refresh_from_db()
     assert build.state == "failed" and "No space left on device" in build.error and build.path == ""
     assert not (exports_dir() / f"{build.pk}.jsonl").exists() and _no_partial_files()
     assert list(exports_dir().iterdir()) == []
-    monkeypatch.setattr(export, "jsonl_chunks", real)
+    monkeypatch.setitem(export.FORMATS, "jsonl", real)
     retry, created = build_request(snapshot=snapshot, format="jsonl")
     assert created and retry.pk != build.pk  # a failed build is not reused
 

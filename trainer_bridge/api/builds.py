@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 from tasks_app.api.auth import request_scopes
 from tasks_app.api.permissions import HasScope
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from trainer_bridge import export
 from trainer_bridge.api.views import CanExport, readable_snapshot
 from trainer_bridge.models import ExportBuild
 from trainer_bridge.services.builds import (
@@ -34,7 +35,6 @@ from trainer_bridge.services.builds import (
     build_needs_worker,
     build_progress,
     build_request,
-    export_formats,
 )
 from trainer_bridge.services.jobs import can_read_snapshot
 from trainer_bridge.tasks import enqueue_build
@@ -97,9 +97,9 @@ class SnapshotBuildsView(APIView):
     def post(self, request: Request, slug: str, digest: str) -> Response:
         body = request.data if isinstance(request.data, dict) else {}
         fmt = body.get("format", "jsonl")
-        if not isinstance(fmt, str) or fmt not in export_formats():
+        if not isinstance(fmt, str) or fmt not in export.FORMATS:
             raise ValidationFailed(
-                f"Unknown format {fmt!r}.", details={"format": [f"One of: {', '.join(export_formats())}."]}
+                f"Unknown format {fmt!r}.", details={"format": [f"One of: {', '.join(export.FORMATS)}."]}
             )
         may_read_tests = TESTS_SCOPE in request_scopes(request)
         # Left out, hidden tests follow the scope, as in the streaming export.
@@ -145,8 +145,8 @@ class ExportBuildDownloadView(APIView):
             response = HttpResponse(status=304)
         else:
             path = build_file(build=build)
-            fmt = export_formats().get(build.format)
-            name = f"{build.snapshot.pool.slug}-{build.snapshot.hash[:12]}.{fmt.extension if fmt else build.format}"
+            fmt = export.FORMATS.get(build.format)
+            name = f"{build.snapshot.pool.slug}-{build.snapshot.hash[:12]}.{fmt.name if fmt else build.format}"
             content_type = "application/gzip" if build.gzip else (fmt.content_type if fmt else None)
             response = FileResponse(path.open("rb"), as_attachment=True,
                                     filename=name + (".gz" if build.gzip else ""),

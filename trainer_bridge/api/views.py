@@ -26,13 +26,7 @@ from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from trainer_bridge import export
 from trainer_bridge.services.pools import snapshot_get
 
-FORMATS = {
-    "jsonl": ("application/x-ndjson", export.jsonl_chunks),
-    "json": ("application/json", export.json_chunks),
-    "parquet": (export.PARQUET_CONTENT_TYPE, export.parquet_chunks),
-}
-# Compressed inside the file: gzip on top would cost CPU and gain nothing.
-SELF_COMPRESSED = frozenset({"parquet"})
+FORMATS = export.FORMATS
 
 
 class CanExport(BasePermission):
@@ -55,7 +49,7 @@ class SnapshotExportView(APIView):
         if fmt not in FORMATS:
             raise ValidationFailed(f"Unknown format {fmt!r}.", details={"format": [f"One of: {', '.join(FORMATS)}."]})
         asked_gzip = request.query_params.get("gzip", "").lower() in ("1", "true", "yes")
-        if asked_gzip and fmt in SELF_COMPRESSED:
+        if asked_gzip and FORMATS[fmt].self_compressed:
             raise ValidationFailed(
                 f"format={fmt} is compressed inside the file (zstd); ask for it without gzip.",
                 details={"gzip": [f"Not with format={fmt}."]},
@@ -67,11 +61,10 @@ class SnapshotExportView(APIView):
             response = HttpResponse(status=304)
             response["ETag"] = etag
             return response
-        content_type, chunks = FORMATS[fmt]
-        body = chunks(snapshot, with_hidden_tests="export:tests" in request_scopes(request))
+        body = FORMATS[fmt].chunks(snapshot, with_hidden_tests="export:tests" in request_scopes(request))
         # Accept-Encoding is only an offer (most clients send it): a Parquet file goes as it is.
-        gzip = fmt not in SELF_COMPRESSED and (asked_gzip or "gzip" in request.headers.get("Accept-Encoding", ""))
-        response = StreamingHttpResponse(export.gzipped(body) if gzip else body, content_type=content_type)
+        gzip = not FORMATS[fmt].self_compressed and (asked_gzip or "gzip" in request.headers.get("Accept-Encoding", ""))
+        response = StreamingHttpResponse(export.gzipped(body) if gzip else body, content_type=FORMATS[fmt].content_type)
         if gzip:
             response["Content-Encoding"] = "gzip"
         response["ETag"] = etag

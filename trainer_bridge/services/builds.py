@@ -14,7 +14,6 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from django.utils import timezone
 
 from tasks_app.errors import NotFound, ValidationFailed
 from trainer_bridge import export
+from trainer_bridge.export import ExportFormat
 from trainer_bridge.models import ExportBuild, Snapshot
 
 log = logging.getLogger(__name__)
@@ -34,49 +34,6 @@ ACTIVE = ("queued", "running")
 # A running build whose worker died holds its claim until this long past the task's
 # hard time limit: by then Celery has certainly killed that run.
 STALE_MARGIN_S = 60
-
-
-@dataclass(frozen=True)
-class ExportFormat:
-    name: str
-    content_type: str
-    extension: str
-    chunks: Callable[..., Iterator[bytes]]
-    # Records in one chunk of the uncompressed output, so progress moves as it is
-    # written; None where the bytes do not say (the count is then set at the end).
-    rows_in: Callable[[bytes], int] | None
-    # Compressed inside the file (Parquet): gzip on top would gain nothing.
-    self_compressed: bool = False
-
-
-def _jsonl_rows(chunk: bytes) -> int:
-    # One record a line: json.dumps escapes newlines inside strings.
-    return chunk.count(b"\n")
-
-
-def _json_rows(chunk: bytes) -> int:
-    # json_chunks writes "[", then one record a chunk (after a comma), then "]".
-    return 1 if chunk.lstrip(b"[,").startswith(b"{") else 0
-
-
-def _row_group_rows(chunk: bytes) -> int:
-    # parquet_chunks sends one row group of export.CHUNK records a chunk (the last
-    # chunk, with the footer, may hold fewer: the count is capped at the total).
-    return int(getattr(export, "CHUNK", 500))
-
-
-def export_formats() -> dict[str, ExportFormat]:
-    """The export formats, looked up at call time so a format that export.py offers
-    (Parquet, where pyarrow is installed) is built without a change here."""
-    formats = {
-        "jsonl": ExportFormat("jsonl", "application/x-ndjson", "jsonl", export.jsonl_chunks, _jsonl_rows),
-        "json": ExportFormat("json", "application/json", "json", export.json_chunks, _json_rows),
-    }
-    parquet = getattr(export, "parquet_chunks", None)
-    if parquet is not None:
-        content_type = getattr(export, "PARQUET_CONTENT_TYPE", "application/vnd.apache.parquet")
-        formats["parquet"] = ExportFormat("parquet", content_type, "parquet", parquet, _row_group_rows, True)
-    return formats
 
 
 def exports_dir() -> Path:
@@ -117,7 +74,7 @@ def build_file(*, build: ExportBuild) -> Path:
 
 def _validated(format: str, gzip: Any, with_hidden_tests: Any) -> ExportFormat:
     problems: dict[str, list[str]] = {}
-    formats = export_formats()
+    formats = export.FORMATS
     if format not in formats:
         problems["format"] = [f"One of: {', '.join(formats)}."]
     for name, value in (("gzip", gzip), ("with_hidden_tests", with_hidden_tests)):
@@ -164,20 +121,16 @@ def build_get(*, build_id: Any) -> ExportBuild:
     return build
 
 
-def _counted(chunks: Iterator[bytes], build: ExportBuild, rows_in: Callable[[bytes], int] | None) -> Iterator[bytes]:
+def _counted(chunks: Iterator[bytes], build: ExportBuild, rows_in: Callable[[bytes], int]) -> Iterator[bytes]:
     """Pass `chunks` through, recording rows written as they go: at most once per
     export chunk's worth of rows, so a per-record format does not write per record."""
-    step = max(1, int(getattr(export, "CHUNK", 500)))
     done = recorded = 0
     for chunk in chunks:
         yield chunk
-        if rows_in is not None:
-            done = min(build.rows_total, done + rows_in(chunk))
-            if done - recorded >= step:
-                ExportBuild.objects.filter(pk=build.pk, state="running", started_at=build.started_at).update(
-                    rows_done=done
-                )
-                recorded = done
+        done = min(build.rows_total, done + rows_in(chunk))
+        if done - recorded >= export.CHUNK:
+            ExportBuild.objects.filter(pk=build.pk, state="running", started_at=build.started_at).update(rows_done=done)
+            recorded = done
 
 
 def _write(build: ExportBuild, fmt: ExportFormat, final: Path) -> tuple[int, str]:
@@ -203,7 +156,7 @@ def _write(build: ExportBuild, fmt: ExportFormat, final: Path) -> tuple[int, str
 
 
 def _final_path(build: ExportBuild, fmt: ExportFormat) -> Path:
-    return exports_dir() / f"{build.id}.{fmt.extension}{'.gz' if build.gzip else ''}"
+    return exports_dir() / f"{build.id}.{fmt.name}{'.gz' if build.gzip else ''}"
 
 
 def build_run(*, build_id: Any) -> ExportBuild:
@@ -231,7 +184,7 @@ def build_run(*, build_id: Any) -> ExportBuild:
     build.refresh_from_db()
     for leftover in exports_dir().glob(f".{build.id}.*.part"):
         leftover.unlink(missing_ok=True)
-    fmt = export_formats().get(build.format)
+    fmt = export.FORMATS.get(build.format)
     mine = ExportBuild.objects.filter(pk=build.pk, state="running", started_at=build.started_at)
     try:
         if fmt is None:

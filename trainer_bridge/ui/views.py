@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from tasks_app.errors import DomainError, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from tasks_app.ui.views.common import domain_errors
+from trainer_bridge import export
 from trainer_bridge.criteria import PoolCriteria
 from trainer_bridge.models import Pool
-from trainer_bridge.services.builds import build_get, build_needs_worker, build_request, export_formats
+from trainer_bridge.services.builds import build_get, build_needs_worker, build_request
 from trainer_bridge.services.jobs import can_read_snapshot, readable_snapshot_ids
 from trainer_bridge.services.pools import pool_create, pool_preview, snapshot_create, snapshot_diff, snapshot_get
 from trainer_bridge.tasks import enqueue_build
@@ -146,7 +147,7 @@ def pool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     snapshots = selectors.pool_snapshots(pool)
     builds = selectors.latest_builds(snapshots)
     readable = readable_snapshot_ids(user=request.user, token=None, snapshots=snapshots)
-    formats = list(export_formats())
+    formats = list(export.FORMATS)
     rows = [
         {
             "snapshot": s,
@@ -208,7 +209,7 @@ def build_start(request: HttpRequest, slug: str, digest: str) -> HttpResponse:
     if not can_read_snapshot(user=request.user, token=None, snapshot=snapshot):
         raise NotFound(f"No snapshot {digest[:12]!r} of pool {slug!r} that you can export.")
     fmt = request.POST.get("format", "")
-    gzip = request.POST.get("gzip") == "1" and fmt in export_formats() and not export_formats()[fmt].self_compressed
+    gzip = request.POST.get("gzip") == "1" and fmt in export.FORMATS and not export.FORMATS[fmt].self_compressed
     # Signed in, a user holds every token scope, hidden tests included: the same file
     # as the page's streamed download links.
     build, created = build_request(snapshot=snapshot, format=fmt, gzip=gzip, with_hidden_tests=True,
