@@ -182,6 +182,11 @@ class PlatformClient:
         finally:
             response.close()
 
+    def solutions(self, *, pool: str, snapshot: str, page_size: int = 50) -> Iterator[dict[str, Any]]:
+        """Each member's known solutions and mutants with their outcomes (needs a token
+        with `export:tests`): what a replay policy answers with."""
+        return self.paginate(f"pools/{pool}/snapshots/{snapshot}/solutions", page_size=page_size)
+
     # -- training jobs ---------------------------------------------------------------------------
 
     def register_job(self, *, name: str, snapshot: str, reward_mode: str = "binary", **extra: Any) -> dict[str, Any]:

@@ -38,7 +38,7 @@ ensure_venv() {
   local req="$1" stamp
   ensure_python
   [ -x "$PY" ] || { say "creating $VENV"; python3 -m venv "$VENV" || die "could not create $VENV"; }
-  stamp="$VENV/.installed-$(basename "$req")-$(cat "$ROOT/requirements.txt" "$ROOT/$req" | sha256sum | cut -c1-16)"
+  stamp="$VENV/.installed-$(basename "$req")-$(cat "$ROOT"/requirements*.txt | sha256sum | cut -c1-16)"  # any pinned set changed
   if [ ! -f "$stamp" ]; then
     say "installing $req into $VENV"
     "$PY" -m pip install -q --disable-pip-version-check -r "$ROOT/$req" >&2 || die "pip install -r $req failed"

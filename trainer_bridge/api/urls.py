@@ -12,6 +12,11 @@ urlpatterns = [
         views.SnapshotExportView.as_view(),
         name="api-snapshot-export",
     ),
+    path(
+        "pools/<slug:slug>/snapshots/<str:digest>/solutions",
+        views.SnapshotSolutionsView.as_view(),
+        name="api-snapshot-solutions",
+    ),
     path("rewards", rewards.RewardBatchView.as_view(), name="api-rewards"),
     path("rewards/<str:batch_id>", rewards.RewardBatchDetailView.as_view(), name="api-reward-batch"),
     path("jobs", jobs.JobListView.as_view(), name="api-jobs"),

@@ -20,10 +20,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tasks_app.api.auth import request_scopes
+from tasks_app.api.pagination import PagePagination
 from tasks_app.api.permissions import HasScope
 from tasks_app.errors import ValidationFailed
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from trainer_bridge import export
+from trainer_bridge.services import solutions
 from trainer_bridge.services.pools import snapshot_get
 
 FORMATS = export.FORMATS
@@ -71,6 +73,30 @@ class SnapshotExportView(APIView):
         response["Vary"] = "Accept-Encoding, Authorization"
         response["Content-Disposition"] = f'attachment; filename="{slug}-{snapshot.hash[:12]}.{fmt}"'
         return response
+
+
+class SolutionsPagination(PagePagination):
+    page_size = 50  # members a page; each carries its solutions and mutants
+
+
+class SnapshotSolutionsView(APIView):
+    """GET /api/v1/pools/{slug}/snapshots/{hash}/solutions: every member's known
+    solutions and mutants with their latest verification outcomes, a page of members
+    at a time (what a replay policy answers with). They give the answers away as
+    the hidden tests do, so the token needs `export:tests`."""
+
+    permission_classes = [HasScope, CanExport]
+    scope_by_method = {"GET": ("export:tests",)}
+
+    @extend_schema(
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, slug: str, digest: str) -> Response:
+        snapshot = readable_snapshot(request, slug=slug, digest=digest)
+        paginator = SolutionsPagination()
+        page = paginator.paginate_queryset(solutions.members_of(snapshot), request, view=self)
+        return paginator.get_paginated_response(solutions.member_solutions(list(page)))
 
 
 def readable_snapshot(request: Request, *, slug: str, digest: str) -> Any:
