@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,91 +43,17 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from stack import CORES, ROOT, admin_sql, flush_redis, platform_env, say, server_url, start_platform, stop
+
 sys.path.insert(0, str(ROOT))
 SCRATCH = tempfile.mkdtemp(prefix="bench-reward-")
 DB_NAME = f"bench_reward_{os.getpid()}"
 REDIS_URL = "redis://127.0.0.1:6379/7"
-CORES = os.cpu_count() or 1
 LOG_LEVEL = os.environ.get("BENCH_LOG_LEVEL", "WARNING")  # INFO: the worker logs every run
-
-
-def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def server_url() -> str:
-    """The local PostgreSQL (started if needed) as ensure-services.sh reports it."""
-    out = subprocess.run(["bash", str(ROOT / "platform/scripts/ensure-services.sh")], capture_output=True, text=True,
-                         check=True)  # fmt: skip
-    return out.stdout.strip().splitlines()[-1]
-
-
 BASE_URL = os.environ.get("DATABASE_URL") or server_url()
 DB_URL = BASE_URL.rsplit("/", 1)[0] + f"/{DB_NAME}"
-ENV = {
-    "DATABASE_URL": DB_URL,
-    "CELERY_BROKER_URL": REDIS_URL,
-    "LOG_LEVEL": "WARNING",
-    "DJANGO_DEBUG": "0",  # as deployed: DEBUG keeps every SQL statement in memory
-    "SECURE_SSL_REDIRECT": "0",
-    "SESSION_COOKIE_SECURE": "0",
-    "CSRF_COOKIE_SECURE": "0",
-    "VERIFY_ON_SUBMIT": "0",
-    "SANDBOX_BACKEND": "bwrap",
-    "SANDBOX_REPLAY_DIR": str(Path(SCRATCH) / "replay"),
-    "THROTTLE_REWARDS": "100000/min",
-    "DJANGO_SETTINGS_MODULE": "config.settings",
-}
+ENV = platform_env(DB_URL, REDIS_URL, Path(SCRATCH))
 os.environ.update(ENV)
-
-
-def admin_sql(statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(BASE_URL, autocommit=True) as conn:
-        conn.execute(statement)
-
-
-def flush_redis() -> None:
-    import redis
-
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start(command: list[str], log: Path, **env: str) -> subprocess.Popen:
-    # A session of its own: stopping it signals its process group, nothing else.
-    with log.open("wb") as out:
-        return subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-def wait_until(check, *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def cpu_by_owner(groups: dict[str, int]) -> dict[str, float]:
@@ -185,8 +109,8 @@ def main() -> None:
     parser.add_argument("--web-processes", type=int, default=1, help="gunicorn worker processes")
     args = parser.parse_args()
 
-    admin_sql(f'CREATE DATABASE "{DB_NAME}"')
-    flush_redis()
+    admin_sql(BASE_URL, f'CREATE DATABASE "{DB_NAME}"')
+    flush_redis(REDIS_URL)
     processes: list[subprocess.Popen] = []
     try:
         import django
@@ -202,8 +126,8 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        admin_sql(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        flush_redis()
+        admin_sql(BASE_URL, f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+        flush_redis(REDIS_URL)
     print(json.dumps(figures))
 
 
@@ -232,29 +156,13 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     requests_raw = [run_request_for(v, prepared_code(c, v)) for v, c in items]
 
     # -- the reward API: gunicorn and one Celery worker, over HTTP ------------------------------
-    port = free_port()
-    venv = Path(sys.executable).parent
     # prefork: CORES processes, each with its own warm pool of SLOTS; threads: one process,
     # CORES task threads sharing one warm pool of CORES x SLOTS (no pipe between processes).
     slots = args.slots * (CORES if args.worker_pool == "threads" else 1)
-    processes.append(start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
-                            "--pool", args.worker_pool, "--concurrency", str(CORES),
-                            "-n", f"bench-reward-{os.getpid()}@%h",
-                            "--without-mingle", "--without-gossip", "--loglevel", LOG_LEVEL],
-                           Path(SCRATCH) / "worker.log", SANDBOX_POOL_SIZE=str(slots)))  # fmt: skip
-    web_args = ["--workers", str(args.web_processes), "--threads", str(args.clients * 2), "--log-level", "warning"]
-    processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
-                            *web_args], Path(SCRATCH) / "web.log"))  # fmt: skip
+    base = start_platform(processes, Path(SCRATCH), name="bench-reward", worker_pool=args.worker_pool, slots=slots,
+                          web_processes=args.web_processes, web_threads=args.clients * 2,
+                          log_level=LOG_LEVEL)  # fmt: skip
     worker, web = processes[-2], processes[-1]
-    base = f"http://127.0.0.1:{port}"
-
-    def web_up() -> bool:
-        try:
-            return requests.get(f"{base}/api/v1/schema/", timeout=2).status_code < 500
-        except requests.RequestException:
-            return False
-
-    wait_until(web_up, timeout=60, what="gunicorn")
     secret = api_token_create(user=actor, name="bench", scopes=["reward", "read"]).secret
     bodies = [
         [{"version_hash": v.content_hash, "completion": c, "id": str(n)} for n, (v, c) in enumerate(chunk)]

@@ -28,7 +28,9 @@ from trainer_bridge.models import REWARD_MODES, JobMetric, Snapshot, SnapshotMem
 JOB_SCOPES = ["job", "export", "reward"]  # no "read"/"write": a job token reaches nothing else
 MAX_METRICS = 1000  # entries per post
 MAX_ROLLOUTS = 10000
-_NEXT_STATES = {"registered": {"running", "finished", "failed"}, "running": {"finished", "failed"}}
+# A failed job may run again: the trainer resumes it from its last checkpoint.
+_NEXT_STATES = {"registered": {"running", "finished", "failed"}, "running": {"finished", "failed"},
+                "failed": {"running"}}  # fmt: skip
 
 
 @dataclass(frozen=True)
