@@ -3,15 +3,19 @@ together (concurrent batches) or one completion after another.
 
 Figures:
 - reward_wait_fraction_concurrent / _sequential: the share of a training step's
-  wall time spent waiting for the reward API, with the tiny model on the CPU
-  (multi-turn episodes, batch x group completions a turn), over real HTTP to
-  gunicorn and a real Celery worker running real bwrap sandboxes.
+  wall time spent blocked on the reward API, with the tiny model on the CPU
+  (multi-turn episodes, batch x group completions a turn, sampled
+  GENERATION_BATCH at a time), over real HTTP to gunicorn and a real Celery
+  worker running real bwrap sandboxes. Concurrent: each sampled chunk goes to
+  the API at once, in the background, and is scored while the next is sampled;
+  sequential: after each chunk, its completions are scored one after another.
+  Sampling is the same in both (same seed, same chunks).
 - concurrent_over_sequential: the first over the second (goal <= 0.3).
 - step_s_*: mean wall time of a step; reward_wait_s_*: mean wait a step.
 
-Side by side: each round trains STEPS steps concurrently, then the same steps
-one by one (same seed: the same completions), so a machine that slows down
-weighs on both alike. The tasks are the first TASKS of HumanEval, approved
+Side by side, after a warm-up step: each round trains STEPS steps both ways
+(same seed: the same completions), the first mode alternating, so a machine
+that slows down weighs on both alike. The tasks are the first TASKS of HumanEval, approved
 into a snapshot; the tiny model is made from their prompts. The database is a
 throwaway PostgreSQL database and the broker Redis database 7, emptied before
 and after. Progress goes to stderr; the last line of stdout is one JSON object.
@@ -48,6 +52,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4, help="tasks a step")
     parser.add_argument("--group", type=int, default=4, help="episodes a task (G)")
     parser.add_argument("--max-steps", type=int, default=2, help="turns an episode")
+    parser.add_argument("--generation-batch", type=int, default=4, help="completions sampled together")
     args = parser.parse_args()
 
     admin_sql(BASE_URL, f'CREATE DATABASE "{DB_NAME}"')
@@ -104,20 +109,24 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     model = make_tiny_model(texts, SCRATCH / "tiny", vocab_size=512, hidden_size=64, layers=2, heads=4, context=1024)
     say(f"tiny model at {model}")
 
-    def one(mode: str, round_: int) -> list[dict]:
+    def one(mode: str, round_: int, steps: int = args.steps) -> list[dict]:
         out = SCRATCH / f"{mode}-{round_}"
         flags = ["--server", base, "--token", token, "--snapshot", digest, "--model", str(model), "--output", str(out),
-                 "--train-steps", str(args.steps), "--batch-size", str(args.batch), "--group-size", str(args.group),
-                 "--max-steps", str(args.max_steps), "--max-new-tokens", "48", "--max-prompt-tokens", "900",
-                 "--seed", str(round_), "--resample-rounds", "0", "--no-post-metrics",
+                 "--train-steps", str(steps), "--batch-size", str(args.batch), "--group-size", str(args.group),
+                 "--max-steps", str(args.max_steps), "--generation-batch", str(args.generation_batch),
+                 "--max-new-tokens", "48", "--max-prompt-tokens", "900",
+                 "--seed", str(round_ + 1), "--resample-rounds", "0", "--no-post-metrics",
                  "--concurrent-rewards" if mode == "concurrent" else "--no-concurrent-rewards"]  # fmt: skip
         if train.main(flags) != 0:
             raise SystemExit(f"the {mode} run of round {round_} failed")
         return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
+    say("warming up: torch, the tokenizer, the worker's sandboxes")
+    one("concurrent", -1, steps=1)
     rows: dict[str, list[dict]] = {"concurrent": [], "sequential": []}
     for round_ in range(args.rounds):
-        for mode in ("concurrent", "sequential"):
+        # Each mode goes first in every other round: neither always meets a colder machine.
+        for mode in ("concurrent", "sequential") if round_ % 2 == 0 else ("sequential", "concurrent"):
             got = one(mode, round_)
             rows[mode] += got
             fraction = sum(r["reward_wait_s"] for r in got) / sum(r["step_s"] for r in got)

@@ -39,6 +39,7 @@ class TrainConfig:
     lora_alpha: int = 16
     replay_mix: dict[str, float] = field(default_factory=lambda: {"reference": 1.0})
     max_new_tokens: int = 256
+    generation_batch: int = 8  # completions sampled together; each chunk is scored while the next is sampled
     max_prompt_tokens: int = 1024
     temperature: float = 1.0
     top_p: float = 1.0
@@ -73,9 +74,10 @@ class TrainConfig:
         return {k: v for k, v in asdict(self).items() if k != "token"}
 
 
-_INTS = {"job", "lora_r", "lora_alpha", "max_new_tokens", "max_prompt_tokens", "train_steps", "batch_size",
-         "group_size", "max_steps", "resample_rounds", "micro_batch", "reward_batch", "reward_concurrency", "seed",
-         "checkpoint_every"}  # fmt: skip
+_POSITIVE = ("generation_batch", "train_steps", "batch_size", "max_steps", "max_new_tokens", "micro_batch",
+             "reward_batch", "reward_concurrency", "checkpoint_every", "lora_r", "lora_alpha",
+             "max_prompt_tokens")  # fmt: skip
+_INTS = {*_POSITIVE, "job", "group_size", "resample_rounds", "seed"}
 _FLOATS = {"temperature", "top_p", "turn_discount", "learning_rate", "clip", "kl_weight", "max_grad_norm",
            "reward_deadline_s"}  # fmt: skip
 _BOOLS = {"lora", "curriculum", "concurrent_rewards", "resume", "post_metrics"}
@@ -189,8 +191,7 @@ def checked(config: TrainConfig) -> TrainConfig:
     need(bool(mix) and set(mix) <= set(REPLAY_KINDS) and all(w >= 0 and math.isfinite(w) for w in mix.values())
          and sum(mix.values()) > 0, "replay_mix",
          f"weights (>= 0, not all 0) for kinds among {', '.join(REPLAY_KINDS)}")  # fmt: skip
-    for name in ("train_steps", "batch_size", "max_steps", "max_new_tokens", "micro_batch", "reward_batch",
-                 "reward_concurrency", "checkpoint_every", "lora_r", "lora_alpha", "max_prompt_tokens"):  # fmt: skip
+    for name in _POSITIVE:
         need(getattr(config, name) >= 1, name, "at least 1")
     need(config.group_size >= 2, "group_size", "at least 2 (advantages compare episodes within a group)")
     need(config.resample_rounds >= 0, "resample_rounds", "0 or more")

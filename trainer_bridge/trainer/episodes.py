@@ -7,6 +7,7 @@ it used; one whose sandbox kept failing has no reward (never 0) and is left out.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,30 +85,54 @@ def feedback(result: dict[str, Any]) -> str:
 
 
 class RewardSource:
-    """Scores completions through the reward API: every completion of a turn in one
-    call, sent in concurrent batches, or one completion after another (the baseline
-    that bench/trainer.py compares against)."""
+    """Scores completions through the reward API.
+
+    Concurrent (the default): `submit` sends a chunk's completions in the
+    background (batches sent side by side) and returns at once, so the policy
+    generates the next chunk while the sandboxes run this one; `collect` waits
+    for what is still out. Sequential (the baseline bench/trainer.py compares
+    against): `submit` scores one completion after another before returning.
+    `wait_s` counts only the time the trainer is blocked on rewards."""
 
     def __init__(self, client: PlatformClient, *, mode: str, seed: int, concurrent: bool, batch: int,
                  concurrency: int, deadline_s: float) -> None:  # fmt: skip
         self.client, self.mode, self.seed, self.concurrent = client, mode, seed, concurrent
         self.batch, self.concurrency, self.deadline_s = batch, concurrency, deadline_s
-        self.wait_s = 0.0  # time spent waiting for rewards, in all
+        self.wait_s = 0.0
+        self._senders = ThreadPoolExecutor(concurrency, thread_name_prefix="rewards") if concurrent else None
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    def submit(self, pairs: list[tuple[str, str]]) -> Future[list[dict[str, Any]]]:
         # A sampled NUL byte (a byte-level tokenizer can emit one) would make the API
         # refuse the whole batch, and no Python source may hold one anyway: it goes as
         # U+FFFD, which Python refuses as well outside strings and comments.
         pairs = [(digest, text.replace("\x00", "\ufffd")) for digest, text in pairs]
+        if self._senders is not None:
+            return self._senders.submit(self._score, pairs, self.batch, self.concurrency)
+        done: Future[list[dict[str, Any]]] = Future()
         started = time.monotonic()
         try:
-            if self.concurrent:
-                return self.client.rewards(pairs, reward=self.mode, seed=self.seed, batch_size=self.batch,
-                                           concurrency=self.concurrency, deadline_s=self.deadline_s)  # fmt: skip
-            return [self.client.rewards([pair], reward=self.mode, seed=self.seed, batch_size=1, concurrency=1,
-                                        deadline_s=self.deadline_s)[0] for pair in pairs]  # fmt: skip
+            done.set_result([self._score([pair], 1, 1)[0] for pair in pairs])
         finally:
             self.wait_s += time.monotonic() - started
+        return done
+
+    def collect(self, future: Future[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        started = time.monotonic()
+        try:
+            return future.result()
+        finally:
+            self.wait_s += time.monotonic() - started
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return self.collect(self.submit(pairs))
+
+    def _score(self, pairs: list[tuple[str, str]], batch: int, concurrency: int) -> list[dict[str, Any]]:
+        return self.client.rewards(pairs, reward=self.mode, seed=self.seed, batch_size=batch,
+                                   concurrency=concurrency, deadline_s=self.deadline_s)  # fmt: skip
+
+    def close(self) -> None:
+        if self._senders is not None:
+            self._senders.shutdown(wait=True)
 
 
 @dataclass
@@ -120,10 +145,12 @@ class Rollout:
 
 def run_episodes(
     policy: Policy, tasks: list[TaskRecord], *, group_size: int, max_steps: int, rewards: RewardSource, seed: int,
-    first_group: int = 0,
+    generation_batch: int, first_group: int = 0,
 ) -> Rollout:  # fmt: skip
-    """`group_size` episodes for each task, turn by turn: every unfinished episode's
-    query goes to the policy together, and every answer to the reward API together."""
+    """`group_size` episodes for each task, turn by turn. Within a turn the unfinished
+    episodes' queries go to the policy `generation_batch` at a time, and each chunk's
+    answers go to the reward API as soon as they are written (scored while the next
+    chunk is generated); the turn ends when every verdict is in."""
     episodes = [Episode(task=task, group=first_group + g, index=e) for g, task in enumerate(tasks)
                 for e in range(group_size)]  # fmt: skip
     rollout = Rollout(episodes)
@@ -131,14 +158,17 @@ def run_episodes(
         active = [ep for ep in episodes if not ep.finished]
         if not active:
             break
-        queries = [ep.next_query() for ep in active]
-        started = time.monotonic()
-        answers = policy.answer(queries, seed=seed * 1000 + turn)
-        rollout.generate_s += time.monotonic() - started
-        rollout.tokens += sum(len(a.generation.completion_ids) for a in answers if a.generation is not None)
-        waited = rewards.wait_s
-        results = rewards.score([(q.task.version_hash, a.text) for q, a in zip(queries, answers, strict=True)])
-        rollout.reward_s += rewards.wait_s - waited
-        for ep, query, answer, result in zip(active, queries, answers, results, strict=True):
-            ep.turns.append(Turn(answer=answer, prompt=query.messages, result=result))
+        waiting = []
+        for n, start in enumerate(range(0, len(active), generation_batch)):
+            chunk = active[start : start + generation_batch]
+            queries = [ep.next_query() for ep in chunk]
+            started = time.monotonic()
+            answers = policy.answer(queries, seed=(seed * 1000 + turn) * 1000 + n)
+            rollout.generate_s += time.monotonic() - started
+            rollout.tokens += sum(len(a.generation.completion_ids) for a in answers if a.generation is not None)
+            out = rewards.submit([(q.task.version_hash, a.text) for q, a in zip(queries, answers, strict=True)])
+            waiting.append((chunk, queries, answers, out))
+        for chunk, queries, answers, out in waiting:
+            for ep, query, answer, result in zip(chunk, queries, answers, rewards.collect(out), strict=True):
+                ep.turns.append(Turn(answer=answer, prompt=query.messages, result=result))
     return rollout

@@ -21,6 +21,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as transformers_logging
+
+# A progress bar for loading a few weights, on every load and checkpoint, hides the trainer's own.
+transformers_logging.disable_progress_bar()
 
 Messages = list[dict[str, str]]
 
@@ -103,6 +107,9 @@ class HFPolicy:
             raise ValueError("max_prompt_tokens must be at least 1")
         target = resolve_device(device)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        # Prompts are cut to max_prompt_tokens by encode_prompt (keeping their end), after
+        # tokenizing them whole: the tokenizer's warning about long inputs is not for us.
+        tokenizer.model_max_length = 1 << 62
         # float32 everywhere: the importance ratio compares two forward passes, and
         # half precision makes it drift from 1 on identical weights.
         model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32)

@@ -72,6 +72,7 @@ class Trainer:
             if self.step % self.config.checkpoint_every == 0 or self.step == self.config.train_steps:
                 self._save()
             progress.show(self.step, values)
+        self.rewards.close()
         posted = self.post_rollouts()
         rows = self.metrics.read()
         return {"job": self.job_id, "steps": self.step, "rollouts": posted,
@@ -91,7 +92,8 @@ class Trainer:
         wait_before = self.rewards.wait_s
         tasks = self.sampler.take(cfg.batch_size)
         rollout = run_episodes(self.policy, tasks, group_size=cfg.group_size, max_steps=cfg.max_steps,
-                               rewards=self.rewards, seed=_seed(cfg.seed, step, 0))  # fmt: skip
+                               rewards=self.rewards, seed=_seed(cfg.seed, step, 0),
+                               generation_batch=cfg.generation_batch)  # fmt: skip
         episodes, generate_s, tokens = list(rollout.episodes), rollout.generate_s, rollout.tokens
         kept, dropped = split_groups(episodes, cfg.turn_discount)
         dropped_total = len(dropped)
@@ -102,6 +104,7 @@ class Trainer:
                 break
             more = run_episodes(self.policy, self.sampler.take(len(dropped)), group_size=cfg.group_size,
                                 max_steps=cfg.max_steps, rewards=self.rewards, seed=_seed(cfg.seed, step, round_),
+                                generation_batch=cfg.generation_batch,
                                 first_group=1 + max(ep.group for ep in episodes))  # fmt: skip
             episodes += more.episodes
             generate_s, tokens = generate_s + more.generate_s, tokens + more.tokens
