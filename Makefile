@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward sandbox-image
+.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -33,6 +33,9 @@ bench-export:  ## snapshot export (JSONL, Parquet) rows/s and peak RSS at 10,000
 
 bench-reward:  ## reward API throughput (HTTP, a Celery worker, batches of 16) against the raw sandbox engine, p50/p99
 	@.venv/bin/python bench/reward.py
+
+bench-trainer:  ## share of a training step spent waiting for rewards, concurrent vs one by one (tiny model, CPU)
+	@.venv/bin/python bench/trainer.py
 
 sandbox-image:  ## start the Docker engine if needed (no bridge) and build the sandbox image offline
 	@bash platform/scripts/ensure-docker.sh
