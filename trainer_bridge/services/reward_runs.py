@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from evaluation.requests import run_request_for
@@ -36,26 +36,28 @@ STDERR_KEPT = 2000  # characters of stderr kept for a solution that does not loa
 def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[RewardItem]:
     """Mark the items running and return those this call won (pending ones, or running
     ones whose worker has evidently died: claimed longer ago than any run can take),
-    with their batch and version, in index order."""
+    with their batch's seed and reward mode and their version, in index order. One
+    statement: the batch's fields come back with each row."""
     stale = now - STALE_CLAIM
-    table = RewardItem._meta.db_table
+    table, batches = RewardItem._meta.db_table, RewardBatch._meta.db_table
     marks = ", ".join(["%s"] * len(item_ids))
     sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
            f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
-           f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code")  # fmt: skip
+           f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code, "
+           f"(SELECT seed FROM {batches} b WHERE b.id = batch_id), "
+           f"(SELECT reward_mode FROM {batches} b WHERE b.id = batch_id)")  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(sql, [now, worker, *item_ids, stale])
         won = cursor.fetchall()
     if not won:
         return []
     batch_key = RewardBatch._meta.pk.to_python
-    batches = {b.pk: b for b in RewardBatch.objects.filter(pk__in={batch_key(r[2]) for r in won})
-               .only("id", "seed", "reward_mode")}  # fmt: skip
     versions = _versions_by_id({r[3] for r in won})
     items = []
-    for pk, index, batch_id, version_id, code in sorted(won, key=lambda r: r[1]):
-        item = RewardItem(pk=pk, index=index, batch_id=batch_key(batch_id), version_id=version_id, code=code)
-        item.batch, item.version = batches[item.batch_id], versions[version_id]
+    for pk, index, batch_id, version_id, code, seed, mode in sorted(won, key=lambda r: r[1]):
+        batch = RewardBatch(pk=batch_key(batch_id), seed=seed, reward_mode=mode)
+        item = RewardItem(pk=pk, index=index, batch_id=batch.pk, version_id=version_id, code=code)
+        item.batch, item.version = batch, versions[version_id]
         items.append(item)
     return items
 
@@ -213,11 +215,19 @@ def _verdict(item: RewardItem, result: Any) -> RewardItem:
 
 
 def _finish_batches(batch_ids: set[Any]) -> None:
-    """Mark finished the batches none of whose items still waits: one statement."""
-    waiting = RewardItem.objects.filter(batch_id=OuterRef("pk"), finished_at__isnull=True)
-    RewardBatch.objects.filter(pk__in=batch_ids, finished_at__isnull=True).exclude(Exists(waiting)).update(
-        finished_at=timezone.now()
-    )
+    """Mark finished the batches none of whose items still waits: one statement (written
+    out: the ORM spent ~1.5 ms compiling its Exists, a tenth of a chunk's bookkeeping)."""
+    if not batch_ids:
+        return
+    batches, items = RewardBatch._meta.db_table, RewardItem._meta.db_table
+    key = RewardBatch._meta.pk
+    marks = ", ".join(["%s"] * len(batch_ids))
+    waiting = f"SELECT 1 FROM {items} i WHERE i.batch_id = {batches}.id AND i.finished_at IS NULL"  # noqa: S608 - no user input
+    sql = (f"UPDATE {batches} SET finished_at = %s WHERE id IN ({marks}) AND finished_at IS NULL "  # noqa: S608 - no user input
+           f"AND NOT EXISTS ({waiting})")  # fmt: skip
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, *(key.get_db_prep_value(b, connection) for b in sorted(batch_ids, key=str))])
 
 
 GIVE_UP_AFTER_S = 3600.0  # an item no worker finished within this long is given up (sandbox_error)

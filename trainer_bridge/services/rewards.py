@@ -186,19 +186,19 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
             f"would pass the limit of {options()['MAX_IN_FLIGHT']}. Retry after the time in Retry-After.",
             retry_after=_retry_after(waiting),
         )
+    rows = []
+    for n, c in enumerate(request.completions):
+        version = versions[c.version_hash]
+        code = prepared_code(c.completion, version)
+        digest_of_code = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+        rows.append((n, c.client_id, version.pk, code, digest_of_code))
     now = timezone.now()
+    batch = RewardBatch(id=uuid.uuid4(), user=user, job=job, idempotency_key=request.idempotency_key,
+                        body_digest=digest, reward_mode=request.reward_mode, seed=request.seed,
+                        size=len(request.completions), created_at=now)  # fmt: skip
     try:
         with transaction.atomic():
-            batch = RewardBatch.objects.create(id=uuid.uuid4(), user=user, job=job,
-                                               idempotency_key=request.idempotency_key, body_digest=digest,
-                                               reward_mode=request.reward_mode, seed=request.seed,
-                                               size=len(request.completions))  # fmt: skip
-            rows = []
-            for n, c in enumerate(request.completions):
-                version = versions[c.version_hash]
-                code = prepared_code(c.completion, version)
-                digest_of_code = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
-                rows.append((n, c.client_id, version.pk, code, digest_of_code))
+            _insert_batch(batch)
             # Kept for chunks_of: the enqueue that follows needs no query.
             batch.created_item_ids = _insert_items(batch, rows, now)
     except IntegrityError:
@@ -215,6 +215,18 @@ def _same_batch(existing: RewardBatch, digest: str) -> RewardBatch:
             details={"idempotency_key": [f"Names batch {existing.id}."]},
         )
     return existing
+
+
+def _insert_batch(batch: RewardBatch) -> None:
+    """The batch's row, written out (the ORM's create cost ~0.7 ms of Python a request)."""
+    table, ops = RewardBatch._meta.db_table, connection.ops
+    sql = (f"INSERT INTO {table} (id, user_id, job_id, idempotency_key, body_digest, reward_mode, seed, size, "  # noqa: S608 - no user input in the SQL text
+           "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")  # fmt: skip
+    params = [RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection), batch.user_id, batch.job_id,
+              batch.idempotency_key, batch.body_digest, batch.reward_mode, batch.seed, batch.size,
+              ops.adapt_datetimefield_value(batch.created_at)]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def _insert_items(batch: RewardBatch, rows: list[tuple[Any, ...]], now: Any) -> list[int]:
@@ -256,7 +268,22 @@ _BODY_FIELDS = ("index", "client_id", "version__content_hash", "status", "reward
 
 
 def _body_rows(batch: RewardBatch) -> list[dict[str, Any]]:
-    return list(batch.items.order_by("index").values(*_BODY_FIELDS))
+    """The batch's items as the answer needs them, in index order. On PostgreSQL the
+    statement is written out: a waiting request looks at least once a batch, and the
+    ORM spent ~1 ms of the web process compiling this query each time."""
+    if connection.vendor != "postgresql":
+        return list(batch.items.order_by("index").values(*_BODY_FIELDS))
+    items, versions = RewardItem._meta.db_table, TaskVersion._meta.db_table
+    sql = (f'SELECT i."index", i.client_id, v.content_hash, i.status, i.reward, i.tests_passed, i.tests_total, '  # noqa: S608 - no user input in the SQL text
+           f"i.result, i.wall_s, i.cpu_s, i.queued_at, i.started_at, i.finished_at FROM {items} i "
+           f'JOIN {versions} v ON v.id = i.version_id WHERE i.batch_id = %s ORDER BY i."index"')  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [batch.pk])
+        rows = [dict(zip(_BODY_FIELDS, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:  # jsonb comes back as text (Django's adapters), as JSONField would decode it
+        if isinstance(row["result"], str):
+            row["result"] = json.loads(row["result"])
+    return rows
 
 
 def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> list[dict[str, Any]] | None:
