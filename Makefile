@@ -1,8 +1,11 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer sandbox-image
+.PHONY: run train-demo test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
+
+train-demo:  ## with `make run` running: a few trainer steps of the replay policy, then of a tiny local model
+	@bash platform/scripts/train-demo.sh
 
 test:  ## install what the tests need, lint, and run the whole suite on PostgreSQL
 	@bash platform/scripts/test.sh $(PYTEST_ARGS)

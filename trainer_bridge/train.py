@@ -42,7 +42,7 @@ def job_client(config: TrainConfig, out_dir: Path) -> tuple[PlatformClient, dict
     user = PlatformClient(config.server, config.token)
     job = user.register_job(name=config.job_name or f"{config.policy}-seed{config.seed}", snapshot=config.snapshot,
                             reward_mode=config.reward_mode, steps_total=config.train_steps, config=config.public(),
-                            with_hidden_tests=config.policy == "replay")  # fmt: skip
+                            with_hidden_tests=needs_solutions(config))  # fmt: skip
     out_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(saved, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
@@ -50,21 +50,31 @@ def job_client(config: TrainConfig, out_dir: Path) -> tuple[PlatformClient, dict
     return PlatformClient(config.server, job["token"]), job
 
 
+def needs_solutions(config: TrainConfig) -> bool:
+    """Whether the run reads the tasks' known solutions (which needs hidden-test access)."""
+    return config.policy == "replay" or config.guide_share > 0
+
+
 def make_policy(config: TrainConfig, client: PlatformClient, job: dict[str, Any]) -> tuple[Any, Any]:
     """(the policy, the HFPolicy behind it or None)."""
-    if config.policy == "replay":
+    replay = None
+    if needs_solutions(config):
         from trainer_bridge.trainer.replay import ReplayPolicy
 
         members = list(client.solutions(pool=job["pool"], snapshot=job["snapshot"]))
-        return ReplayPolicy(members, mix=config.replay_mix), None
+        replay = ReplayPolicy(members, mix=config.replay_mix)
+    if config.policy == "replay":
+        return replay, None
     from trainer_bridge.trainer.hf_policy import HFPolicy, LoraSettings
-    from trainer_bridge.trainer.policy import ModelPolicy
+    from trainer_bridge.trainer.policy import GuidedPolicy, ModelPolicy
 
     lora = LoraSettings(r=config.lora_r, alpha=config.lora_alpha) if config.lora else None
     model = HFPolicy.load(config.model, device=config.device, lora=lora, keep_reference=config.kl_weight > 0,
                           max_prompt_tokens=config.max_prompt_tokens)  # fmt: skip
     policy = ModelPolicy(model, max_new_tokens=config.max_new_tokens, temperature=config.temperature,
                          top_p=config.top_p)  # fmt: skip
+    if replay is not None:
+        return GuidedPolicy(policy, replay, share=config.guide_share), model
     return policy, model
 
 

@@ -38,6 +38,7 @@ class TrainConfig:
     lora_r: int = 8
     lora_alpha: int = 16
     replay_mix: dict[str, float] = field(default_factory=lambda: {"reference": 1.0})
+    guide_share: float = 0.0  # model policy: this share of episodes answered with known solutions (replay_mix)
     max_new_tokens: int = 256
     generation_batch: int = 8  # completions sampled together; each chunk is scored while the next is sampled
     max_prompt_tokens: int = 1024
@@ -78,8 +79,8 @@ _POSITIVE = ("generation_batch", "train_steps", "batch_size", "max_steps", "max_
              "reward_batch", "reward_concurrency", "checkpoint_every", "lora_r", "lora_alpha",
              "max_prompt_tokens")  # fmt: skip
 _INTS = {*_POSITIVE, "job", "group_size", "resample_rounds", "seed"}
-_FLOATS = {"temperature", "top_p", "turn_discount", "learning_rate", "clip", "kl_weight", "max_grad_norm",
-           "reward_deadline_s"}  # fmt: skip
+_FLOATS = {"guide_share", "temperature", "top_p", "turn_discount", "learning_rate", "clip", "kl_weight",
+           "max_grad_norm", "reward_deadline_s"}  # fmt: skip
 _BOOLS = {"lora", "curriculum", "concurrent_rewards", "resume", "post_metrics"}
 _NAMES = {f.name for f in fields(TrainConfig)}
 _KINDS = {**dict.fromkeys(_INTS, "a whole number"), **dict.fromkeys(_FLOATS, "a number"),
@@ -201,6 +202,8 @@ def checked(config: TrainConfig) -> TrainConfig:
     need(config.learning_rate > 0, "learning_rate", "more than 0")
     need(0 < config.clip < 1, "clip", "between 0 and 1")
     need(config.kl_weight >= 0, "kl_weight", "0 or more")
+    need(0 <= config.guide_share < 1, "guide_share", "from 0 to less than 1 (the model answers the rest)")
+    need(config.guide_share == 0 or config.policy == "model", "guide_share", "guides the model policy only")
     need(config.max_grad_norm > 0, "max_grad_norm", "more than 0")
     need(config.reward_deadline_s > 0, "reward_deadline_s", "more than 0")
     need(0 <= config.seed < 2**31, "seed", "from 0 to 2^31-1")

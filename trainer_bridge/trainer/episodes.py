@@ -51,6 +51,11 @@ class Episode:
         return bool(self.turns) and self.turns[-1].reward is not None
 
     @property
+    def guided(self) -> bool:
+        """Answered with known solutions, not by the policy (GuidedPolicy, ReplayPolicy)."""
+        return any(turn.answer.source != "model" for turn in self.turns)
+
+    @property
     def passed(self) -> bool:
         return bool(self.turns) and self.turns[-1].status == "passed"
 

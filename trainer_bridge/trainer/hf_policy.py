@@ -244,6 +244,21 @@ class HFPolicy:
             for prompt, completion, scores in zip(prompt_ids, completions, logprobs, strict=True)
         ]
 
+    def score_texts(self, prompts: list[Messages], texts: list[str], *, max_new_tokens: int) -> list[Generation]:
+        """Generations for answers the policy did not sample (a known solution shown to
+        it): the text's tokens (at most max_new_tokens, the last being a stop token) and
+        their log-probabilities under the policy, as if it had sampled them."""
+        eos = self.tokenizer.eos_token_id
+        prompt_ids = [self.encode_prompt(messages) for messages in prompts]
+        completions = [[*self.tokenizer(text, add_special_tokens=False)["input_ids"][: max_new_tokens - 1], eos]
+                       for text in texts]  # fmt: skip
+        self.model.eval()
+        with torch.no_grad():
+            logprobs = self.token_logprobs(prompt_ids, completions)
+        rows = zip(texts, prompt_ids, completions, logprobs, strict=True)
+        return [Generation(text=text, prompt_ids=prompt, completion_ids=completion, logprobs=scores.tolist())
+                for text, prompt, completion, scores in rows]  # fmt: skip
+
     # -- scoring -------------------------------------------------------------------
 
     @contextmanager

@@ -111,15 +111,19 @@ class Trainer:
             again_kept, dropped = split_groups(more.episodes, cfg.turn_discount)
             kept += again_kept
             dropped_total += len(dropped)
-        values = self._outcome_metrics(episodes, dropped_total)
+        # A learning policy is judged on its own answers: episodes it was shown (guidance)
+        # are learned from but neither counted in its figures nor posted as its rollouts.
+        own = [ep for ep in episodes if not ep.guided] if self.policy.learnable else episodes
+        values = self._outcome_metrics(own, dropped_total)
         if self.optimizer is not None:
+            values["guided_episodes"] = float(len(episodes) - len(own))
             values.update(self._update(kept))
             values["tokens"] = float(tokens)
             values["tokens_per_s"] = tokens / generate_s if generate_s > 0 else 0.0
         wall = time.monotonic() - started
         waited = self.rewards.wait_s - wait_before
         values.update(step_s=wall, reward_wait_s=waited, reward_wait_fraction=waited / wall if wall > 0 else 0.0)
-        return values, [self._rollout(step, ep) for ep in episodes if ep.scored]
+        return values, [self._rollout(step, ep) for ep in own if ep.scored]
 
     def _outcome_metrics(self, episodes: list[Episode], dropped: int) -> dict[str, float]:
         scored = [ep for ep in episodes if ep.scored]

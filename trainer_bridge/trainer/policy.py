@@ -6,6 +6,7 @@ model."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,3 +47,37 @@ class ModelPolicy:
         generations = self.model.generate([list(q.messages) for q in queries], max_new_tokens=self.max_new_tokens,
                                           temperature=self.temperature, top_p=self.top_p, seed=seed)  # fmt: skip
         return [Answer(text=g.text, generation=g) for g in generations]
+
+
+class GuidedPolicy:
+    """The model policy, with a share of its episodes' answers taken from the task's
+    known solutions (a ReplayPolicy) and scored by the model as if it had sampled them:
+    off-policy guidance. A group then holds a passing answer beside the model's own,
+    so a model that never passes yet still gets an advantage to learn from. The
+    outcome metrics count the model's own episodes only (loop.py)."""
+
+    learnable = True
+
+    def __init__(self, model: ModelPolicy, replay: Any, *, share: float) -> None:
+        self.model, self.replay, self.share = model, replay, share
+
+    def answer(self, queries: list[Query], *, seed: int) -> list[Answer]:
+        guided = [self.is_guided(q, seed) for q in queries]
+        own = iter(self.model.answer([q for q, g in zip(queries, guided, strict=True) if not g], seed=seed))
+        shown = [q for q, g in zip(queries, guided, strict=True) if g]
+        replayed = self.replay.answer(shown, seed=seed) if shown else []
+        generations = self.model.model.score_texts([list(q.messages) for q in shown], [a.text for a in replayed],
+                                                   max_new_tokens=self.model.max_new_tokens)  # fmt: skip
+        for answer, generation in zip(replayed, generations, strict=True):
+            answer.generation = generation
+        shown_answers = iter(replayed)
+        return [next(shown_answers) if g else next(own) for g in guided]
+
+    def is_guided(self, query: Query, seed: int) -> bool:
+        """Whether the episode's answers are shown, not sampled: decided once an episode
+        (every turn alike), reproducibly from the seed."""
+        if self.share <= 0:
+            return False
+        key = f"guide:{seed}:{query.task.version_hash}:{query.group}:{query.episode}"
+        draw = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") / 2**64
+        return draw < self.share

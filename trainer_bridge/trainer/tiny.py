@@ -99,6 +99,9 @@ def make_tiny_model(
 
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # one shard of a tiny model needs no progress bar
 
     tokenizer = _train_tokenizer(texts, vocab_size, context)
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}

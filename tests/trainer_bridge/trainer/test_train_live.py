@@ -18,7 +18,7 @@ from evaluation.models import Attempt
 from evaluation.services import VerifyConfig, verification_run_inline
 from tasks_app.services import api_token_create, task_approve
 from tests.evaluation.conftest import needs_bwrap
-from tests.evaluation.samples import STRONG_CLAMP_TESTS
+from tests.evaluation.samples import CLAMP, STRONG_CLAMP_TESTS
 from tests.evaluation.test_verification_pipeline import _clamp_task
 from trainer_bridge import train
 from trainer_bridge.models import TrainingJob
@@ -116,3 +116,33 @@ def test_bad_configuration_is_refused_before_anything_starts(tmp_path, capsys):
     assert "learning_rat" in capsys.readouterr().err
     assert train.main(["--token", "t", "--batch-size", "two"]) == 2
     assert "--batch-size: a whole number expected" in capsys.readouterr().err
+
+
+def test_guidance_shows_the_tiny_model_the_reference_and_it_learns_it(platform, tmp_path, tiny_model_dir, capsys):
+    from trainer_bridge.trainer.data import read_export
+    from trainer_bridge.trainer.hf_policy import HFPolicy
+
+    flags = ["--model", str(tiny_model_dir), "--max-new-tokens", "200", "--max-prompt-tokens", "300",
+             "--group-size", "4", "--guide-share", "0.5", "--learning-rate", "0.003", "--train-steps", "3",
+             "--seed", "3"]  # fmt: skip
+    out, summary = _train(platform, tmp_path, "guided", *flags, capsys=capsys)
+    rows = _metrics(out)
+    # A group holding a shown reference (reward 1) beside the model's own failures has an
+    # advantage to learn from (one with none shown is dropped and replaced): each step learns.
+    assert all(r["guided_episodes"] > 0 and r["loss"] != 0 and r["grad_norm"] > 0 for r in rows)
+    # Only the model's own episodes are its rollouts, and its figures.
+    own = sum(int(r["episodes"] - r["unscored"]) for r in rows)
+    assert summary["rollouts"]["created"] == own and all(r["pass_rate"] == 0.0 for r in rows)
+
+    # The reference the model was shown is now more likely under it than before.
+    (task,) = read_export(out / "snapshot.jsonl")
+    before = HFPolicy.load(tiny_model_dir, device="cpu", max_prompt_tokens=300, keep_reference=False)
+    after = HFPolicy.load(tiny_model_dir, device="cpu", max_prompt_tokens=300, keep_reference=False)
+    after.load_weights(out / "checkpoint-000003" / "policy")
+    shown = "```python\n" + CLAMP.rstrip() + "\n```\n"
+
+    def likelihood(policy):
+        (generation,) = policy.score_texts([list(task.prompt)], [shown], max_new_tokens=200)
+        return sum(generation.logprobs)
+
+    assert likelihood(after) > likelihood(before) + 1.0
