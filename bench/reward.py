@@ -43,7 +43,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stack import CORES, ROOT, admin_sql, flush_redis, platform_env, say, server_url, start_platform, stop
+from stack import CORES, ROOT, in_throwaway_database, platform_env, say, server_url, start_platform
 
 sys.path.insert(0, str(ROOT))
 SCRATCH = tempfile.mkdtemp(prefix="bench-reward-")
@@ -109,25 +109,7 @@ def main() -> None:
     parser.add_argument("--web-processes", type=int, default=1, help="gunicorn worker processes")
     args = parser.parse_args()
 
-    admin_sql(BASE_URL, f'CREATE DATABASE "{DB_NAME}"')
-    flush_redis(REDIS_URL)
-    processes: list[subprocess.Popen] = []
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
-        figures = run(args, processes)
-    finally:
-        for process in processes:
-            stop(process)
-        from django.db import connections
-
-        connections.close_all()
-        admin_sql(BASE_URL, f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        flush_redis(REDIS_URL)
+    figures = in_throwaway_database(BASE_URL, DB_NAME, REDIS_URL, lambda processes: run(args, processes))
     print(json.dumps(figures))
 
 

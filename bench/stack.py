@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,3 +122,29 @@ def start_platform(processes: list[subprocess.Popen], scratch: Path, *, name: st
 
     wait_until(web_up, timeout=60, what="gunicorn")
     return base
+
+
+def in_throwaway_database(base_url: str, db_name: str, redis_url: str,
+                          body: Callable[[list[subprocess.Popen]], dict]) -> dict:  # fmt: skip
+    """Create and migrate `db_name`, empty the Redis database, run `body` with a list
+    to which it appends the processes it starts, and afterwards stop them, drop the
+    database and empty Redis again, whatever happened. Returns `body`'s figures."""
+    admin_sql(base_url, f'CREATE DATABASE "{db_name}"')
+    flush_redis(redis_url)
+    processes: list[subprocess.Popen] = []
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        return body(processes)
+    finally:
+        for process in processes:
+            stop(process)
+        from django.db import connections
+
+        connections.close_all()
+        admin_sql(base_url, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        flush_redis(redis_url)

@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stack import ROOT, admin_sql, flush_redis, platform_env, say, server_url, start_platform, stop
+from stack import ROOT, in_throwaway_database, platform_env, say, server_url, start_platform
 
 sys.path.insert(0, str(ROOT))
 SCRATCH = Path(tempfile.mkdtemp(prefix="bench-trainer-"))
@@ -55,25 +55,7 @@ def main() -> None:
     parser.add_argument("--generation-batch", type=int, default=4, help="completions sampled together")
     args = parser.parse_args()
 
-    admin_sql(BASE_URL, f'CREATE DATABASE "{DB_NAME}"')
-    flush_redis(REDIS_URL)
-    processes: list[subprocess.Popen] = []
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
-        figures = run(args, processes)
-    finally:
-        for process in processes:
-            stop(process)
-        from django.db import connections
-
-        connections.close_all()
-        admin_sql(BASE_URL, f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        flush_redis(REDIS_URL)
+    figures = in_throwaway_database(BASE_URL, DB_NAME, REDIS_URL, lambda processes: run(args, processes))
     print(json.dumps(figures))
 
 
