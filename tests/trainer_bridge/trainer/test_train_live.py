@@ -146,3 +146,12 @@ def test_guidance_shows_the_tiny_model_the_reference_and_it_learns_it(platform, 
         return sum(generation.logprobs)
 
     assert likelihood(after) > likelihood(before) + 1.0
+
+    # With LoRA only the adapter learns (and is what a checkpoint keeps); the KL reference
+    # is the same network with the adapter off.
+    lora, _ = _train(platform, tmp_path, "guided-lora", *flags[:-4], "--train-steps", "1", "--seed", "3", "--lora",
+                     "--kl-weight", "0.05", capsys=capsys)  # fmt: skip
+    (row,) = _metrics(lora)
+    assert row["guided_episodes"] > 0 and row["loss"] != 0 and row["grad_norm"] > 0
+    saved = lora / "checkpoint-000001" / "policy"
+    assert (saved / "adapter_config.json").is_file() and not (saved / "model.safetensors").exists()
