@@ -19,7 +19,8 @@ def record_execution(line: dict[str, Any]) -> None:
         _counts[(line["backend"], line["status"])] += 1
         if line.get("anomaly"):
             _anomalies[(line["backend"], line["anomaly"])] += 1
-    log.info(json.dumps(line, sort_keys=True, default=str))
+    if log.isEnabledFor(logging.INFO):  # the line costs a JSON encoding: only when it is kept
+        log.info(json.dumps(line, sort_keys=True, default=str))
 
 
 def snapshot() -> dict[str, Any]:

@@ -12,6 +12,7 @@ PLATFORM_VAR_DIR); set it to `off` to keep nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -26,12 +27,18 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def replay_dir() -> Path | None:
-    configured = os.environ.get("SANDBOX_REPLAY_DIR", "")
+    return _replay_dir(os.environ.get("SANDBOX_REPLAY_DIR", ""), os.environ.get("PLATFORM_VAR_DIR", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _replay_dir(configured: str, var_dir: str) -> Path | None:
+    # Cached by the settings it reads: every execution asks, and building the Path
+    # cost more than the rest of keeping a request already kept.
     if configured.lower() == "off":
         return None
     if configured:
         return Path(configured)
-    return Path(os.environ.get("PLATFORM_VAR_DIR", str(ROOT / "var"))) / "replay"
+    return Path(var_dir or str(ROOT / "var")) / "replay"
 
 
 def request_body(request: RunRequest) -> dict[str, Any]:
@@ -66,7 +73,7 @@ def store(body: dict[str, Any], digest: str) -> Path | None:
     if directory is None:
         return None
     path = _path(directory, digest)
-    if path.exists():
+    if os.path.exists(path):
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=".incoming-")
