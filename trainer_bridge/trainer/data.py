@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,11 +39,6 @@ def read_export(path: Path) -> list[TaskRecord]:
     if not tasks:
         raise ValueError(f"{path}: the snapshot has no tasks")
     return tasks
-
-
-def curriculum_order(tasks: Iterable[TaskRecord]) -> list[TaskRecord]:
-    """Easiest band first, then by measured difficulty (unknown last), then by id."""
-    return sorted(tasks, key=lambda t: (*_curriculum_key(t), t.task_id))
 
 
 def _curriculum_key(task: TaskRecord) -> tuple[int, bool, float]:

@@ -128,9 +128,6 @@ class RewardSource:
         finally:
             self.wait_s += time.monotonic() - started
 
-    def score(self, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        return self.collect(self.submit(pairs))
-
     def _score(self, pairs: list[tuple[str, str]], batch: int, concurrency: int) -> list[dict[str, Any]]:
         return self.client.rewards(pairs, reward=self.mode, seed=self.seed, batch_size=batch,
                                    concurrency=concurrency, deadline_s=self.deadline_s)  # fmt: skip

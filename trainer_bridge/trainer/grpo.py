@@ -49,12 +49,6 @@ def group_advantages(rewards: Sequence[float], groups: Sequence[Hashable], eps: 
     return advantages
 
 
-def uniform_groups(rewards: Sequence[float], groups: Sequence[Hashable]) -> set[Hashable]:
-    """Groups whose rewards are all equal: they carry no learning signal (the caller resamples them)."""
-    members = _by_group(rewards, groups)
-    return {group for group, values in members.items() if all(value == values[0] for value in values)}
-
-
 @dataclass
 class Sample:
     prompt_ids: list[int]

@@ -16,7 +16,6 @@ from trainer_bridge.trainer.grpo import (
     grpo_update,
     kl_to_reference,
     make_optimizer,
-    uniform_groups,
 )
 from trainer_bridge.trainer.hf_policy import HFPolicy, LoraSettings
 
@@ -80,12 +79,9 @@ def test_group_of_equal_rewards_gives_exact_zeros() -> None:
     assert group_advantages([0.1, 0.1, 0.1], [7, 7, 7]) == [0.0, 0.0, 0.0]
 
 
-def test_uniform_groups() -> None:
-    rewards = [1.0, 1.0, 0.0, 1.0, 0.3, 0.3, 0.7]
-    groups = ["a", "a", "b", "b", "c", "c", "d"]
-    assert uniform_groups(rewards, groups) == {"a", "c", "d"}
+def test_rewards_and_groups_must_pair_up() -> None:
     with pytest.raises(ValueError):
-        uniform_groups([1.0], ["a", "b"])
+        group_advantages([1.0], ["a", "b"])
 
 
 # -- the clipped surrogate and the KL -----------------------------------------------
