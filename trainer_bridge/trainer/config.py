@@ -188,6 +188,9 @@ def checked(config: TrainConfig) -> TrainConfig:
     need(config.policy in POLICIES, "policy", f"one of {', '.join(POLICIES)}")
     if config.policy == "model":
         need(bool(config.model), "model", "a local model folder (the model policy needs one)")
+        # Checked before a job is registered for a run that could not start.
+        need(not config.model or (Path(config.model) / "config.json").is_file(), "model",
+             f"no Hugging Face model in {config.model!r} (no config.json there)")  # fmt: skip
     mix = config.replay_mix
     need(bool(mix) and set(mix) <= set(REPLAY_KINDS) and all(w >= 0 and math.isfinite(w) for w in mix.values())
          and sum(mix.values()) > 0, "replay_mix",

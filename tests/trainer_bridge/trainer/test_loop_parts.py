@@ -17,7 +17,7 @@ from trainer_bridge.trainer.policy import Answer
 from trainer_bridge.trainer.replay import ReplayPolicy
 
 SNAPSHOT = "a" * 64
-BASE = ["--token", "t", "--snapshot", SNAPSHOT, "--model", "m"]
+BASE = ["--token", "t", "--snapshot", SNAPSHOT, "--policy", "replay"]
 
 
 def _task(name: str, band: str = "unknown", difficulty: float | None = None) -> TaskRecord:
@@ -62,6 +62,8 @@ def test_the_token_may_come_from_the_environment(monkeypatch):
         (["--server", "ftp://x"], "server"),
         (["--turn-discount", "0"], "turn_discount"),
         (["--policy", "oracle"], "policy"),
+        (["--policy", "model", "--model", "/nowhere"], "no Hugging Face model in '/nowhere'"),
+        (["--policy", "model", "--guide-share", "1"], "guide_share"),
     ],
 )
 def test_a_bad_setting_is_named(argv, named):
