@@ -80,6 +80,10 @@ def make_policy(config: TrainConfig, client: PlatformClient, job: dict[str, Any]
 
 def train(config: TrainConfig) -> dict[str, Any]:
     out_dir = Path(config.output)
+    if config.policy == "model":  # a device that is not there fails here, before a job is registered for it
+        from trainer_bridge.trainer.hf_policy import resolve_device
+
+        resolve_device(config.device)
     client, job = job_client(config, out_dir)
     try:
         export = client.export(pool=job["pool"], snapshot=job["snapshot"], path=out_dir / "snapshot.jsonl")

@@ -190,3 +190,17 @@ def test_checkpoints_keep_the_two_newest_and_ignore_a_half_written_one(tmp_path)
     (tmp_path / "checkpoint-000004").mkdir()  # a crash before trainer.json was written
     found = checkpoint.latest(tmp_path)
     assert found.name == "checkpoint-000003" and checkpoint.load(found)["sampler"]["position"] == 3
+
+
+def test_a_device_that_is_not_there_stops_the_run_before_a_job_is_registered(tiny_model_dir, capsys):
+    import torch
+
+    from trainer_bridge import train
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    # No server answers at this address: the run must stop before it tries one.
+    argv = ["--server", "http://127.0.0.1:9", "--token", "t", "--snapshot", SNAPSHOT, "--model", str(tiny_model_dir),
+            "--device", "cuda"]  # fmt: skip
+    assert train.main(argv) == 1
+    assert "cuda" in capsys.readouterr().err.lower()
