@@ -204,3 +204,18 @@ def test_a_device_that_is_not_there_stops_the_run_before_a_job_is_registered(tin
             "--device", "cuda"]  # fmt: skip
     assert train.main(argv) == 1
     assert "cuda" in capsys.readouterr().err.lower()
+
+
+def test_the_documented_example_configuration_is_valid(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from trainer_bridge.trainer.config import read_file
+
+    example = Path(__file__).resolve().parents[3] / "docs" / "train.example.toml"
+    values = read_file(example)  # every key is a setting
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    config = parse_args(["--config", str(example), "--token", "t", "--model", str(model)])
+    assert (config.group_size, config.max_steps, config.lora, config.curriculum) == (8, 3, True, True)
+    assert values["model"] == "/models/coder-0.5b"
