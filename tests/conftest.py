@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -10,8 +12,11 @@ from rest_framework.test import APIClient
 from tasks_app.services import api_token_create
 from tests.factories import UserFactory
 
-# Requests kept for replay go to a scratch place, not the checkout's var/.
-os.environ.setdefault("SANDBOX_REPLAY_DIR", tempfile.mkdtemp(prefix="replay-tests-"))
+# Requests kept for replay go to a scratch place, not the checkout's var/, removed when
+# the session ends (one was left in /tmp by every run).
+if "SANDBOX_REPLAY_DIR" not in os.environ:
+    os.environ["SANDBOX_REPLAY_DIR"] = tempfile.mkdtemp(prefix="replay-tests-")
+    atexit.register(shutil.rmtree, os.environ["SANDBOX_REPLAY_DIR"], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
