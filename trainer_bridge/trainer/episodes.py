@@ -39,6 +39,7 @@ class Episode:
     task: TaskRecord
     group: int
     index: int
+    seed: int = 0  # the step's: what is decided once an episode (guidance) derives from it
     turns: list[Turn] = field(default_factory=list)
 
     @property
@@ -70,7 +71,7 @@ class Episode:
             messages = (*self.task.prompt, {"role": "assistant", "content": last.answer.text},
                         {"role": "user", "content": feedback(last.result or {})})  # fmt: skip
         return Query(task=self.task, messages=messages, turn=len(self.turns) + 1, group=self.group,
-                     episode=self.index)  # fmt: skip
+                     episode=self.index, episode_seed=self.seed)  # fmt: skip
 
 
 def feedback(result: dict[str, Any]) -> str:
@@ -101,7 +102,7 @@ class RewardSource:
 
     def __init__(self, client: PlatformClient, *, mode: str, seed: int, concurrent: bool, batch: int,
                  concurrency: int, deadline_s: float) -> None:  # fmt: skip
-        self.client, self.mode, self.seed, self.concurrent = client, mode, seed, concurrent
+        self.client, self.mode, self.seed = client, mode, seed
         self.batch, self.concurrency, self.deadline_s = batch, concurrency, deadline_s
         self.wait_s = 0.0
         self._senders = ThreadPoolExecutor(concurrency, thread_name_prefix="rewards") if concurrent else None
@@ -141,7 +142,6 @@ class RewardSource:
 class Rollout:
     episodes: list[Episode]
     generate_s: float = 0.0
-    reward_s: float = 0.0
     tokens: int = 0
 
 
@@ -153,7 +153,7 @@ def run_episodes(
     episodes' queries go to the policy `generation_batch` at a time, and each chunk's
     answers go to the reward API as soon as they are written (scored while the next
     chunk is generated); the turn ends when every verdict is in."""
-    episodes = [Episode(task=task, group=first_group + g, index=e) for g, task in enumerate(tasks)
+    episodes = [Episode(task=task, group=first_group + g, index=e, seed=seed) for g, task in enumerate(tasks)
                 for e in range(group_size)]  # fmt: skip
     rollout = Rollout(episodes)
     for turn in range(1, max_steps + 1):

@@ -20,6 +20,7 @@ class Query:
     turn: int  # 1 for the first attempt
     group: int  # the task's group within the step
     episode: int  # the episode within its group
+    episode_seed: int = 0  # the same for every turn of the episode
 
 
 @dataclass
@@ -62,7 +63,7 @@ class GuidedPolicy:
         self.model, self.replay, self.share = model, replay, share
 
     def answer(self, queries: list[Query], *, seed: int) -> list[Answer]:
-        guided = [self.is_guided(q, seed) for q in queries]
+        guided = [self.is_guided(q) for q in queries]
         own = iter(self.model.answer([q for q, g in zip(queries, guided, strict=True) if not g], seed=seed))
         shown = [q for q, g in zip(queries, guided, strict=True) if g]
         replayed = self.replay.answer(shown, seed=seed) if shown else []
@@ -73,11 +74,11 @@ class GuidedPolicy:
         shown_answers = iter(replayed)
         return [next(shown_answers) if g else next(own) for g in guided]
 
-    def is_guided(self, query: Query, seed: int) -> bool:
+    def is_guided(self, query: Query) -> bool:
         """Whether the episode's answers are shown, not sampled: decided once an episode
-        (every turn alike), reproducibly from the seed."""
+        (every turn alike: the key holds no turn), reproducibly from the step's seed."""
         if self.share <= 0:
             return False
-        key = f"guide:{seed}:{query.task.version_hash}:{query.group}:{query.episode}"
+        key = f"guide:{query.episode_seed}:{query.task.version_hash}:{query.group}:{query.episode}"
         draw = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") / 2**64
         return draw < self.share

@@ -219,3 +219,18 @@ def test_the_documented_example_configuration_is_valid(tmp_path, monkeypatch):
     config = parse_args(["--config", str(example), "--token", "t", "--model", str(model)])
     assert (config.group_size, config.max_steps, config.lora, config.curriculum) == (8, 3, True, True)
     assert values["model"] == "/models/coder-0.5b"
+
+
+def test_guidance_is_decided_once_an_episode_every_turn_alike():
+    from trainer_bridge.trainer.policy import GuidedPolicy
+
+    guided = GuidedPolicy(model=None, replay=None, share=0.5)
+    episodes = [Episode(task=_task(f"t{i}"), group=i, index=0, seed=7) for i in range(40)]
+    first = [guided.is_guided(ep.next_query()) for ep in episodes]
+    for ep in episodes:
+        ep.turns.append(Turn(answer=Answer(text="x"), prompt=(), result=FAILED))
+    assert [guided.is_guided(ep.next_query()) for ep in episodes] == first  # turn 2 as turn 1
+    assert 5 < sum(first) < 35  # about half
+    other_step = [guided.is_guided(Episode(task=ep.task, group=ep.group, index=0, seed=8).next_query())
+                  for ep in episodes]  # fmt: skip
+    assert other_step != first
