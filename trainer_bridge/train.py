@@ -22,7 +22,7 @@ from typing import Any
 from trainer_bridge.client import PlatformClient, PlatformError
 from trainer_bridge.trainer.config import ConfigError, TrainConfig, parse_args
 from trainer_bridge.trainer.data import read_export
-from trainer_bridge.trainer.loop import Trainer, summary_line
+from trainer_bridge.trainer.loop import Trainer
 
 
 def job_client(config: TrainConfig, out_dir: Path) -> tuple[PlatformClient, dict[str, Any]]:
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     except (PlatformError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(summary_line(summary))
+    print(json.dumps(summary, sort_keys=True))
     return 0
 
 

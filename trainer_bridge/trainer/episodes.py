@@ -22,7 +22,6 @@ FEEDBACK_CHARS = 600  # of a message or of stderr
 @dataclass
 class Turn:
     answer: Answer
-    prompt: tuple[dict[str, str], ...]
     result: dict[str, Any] | None = None
 
     @property
@@ -169,8 +168,8 @@ def run_episodes(
             rollout.generate_s += time.monotonic() - started
             rollout.tokens += sum(len(a.generation.completion_ids) for a in answers if a.generation is not None)
             out = rewards.submit([(q.task.version_hash, a.text) for q, a in zip(queries, answers, strict=True)])
-            waiting.append((chunk, queries, answers, out))
-        for chunk, queries, answers, out in waiting:
-            for ep, query, answer, result in zip(chunk, queries, answers, rewards.collect(out), strict=True):
-                ep.turns.append(Turn(answer=answer, prompt=query.messages, result=result))
+            waiting.append((chunk, answers, out))
+        for chunk, answers, out in waiting:
+            for ep, answer, result in zip(chunk, answers, rewards.collect(out), strict=True):
+                ep.turns.append(Turn(answer=answer, result=result))
     return rollout

@@ -10,7 +10,6 @@ have."""
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ from trainer_bridge.trainer.config import TrainConfig
 from trainer_bridge.trainer.data import TaskRecord, TaskSampler
 from trainer_bridge.trainer.episodes import Episode, RewardSource, run_episodes
 from trainer_bridge.trainer.policy import Policy
-from trainer_bridge.trainer.progress import MetricsLog, ProgressBar
+from trainer_bridge.trainer.progress import ProgressBar, StepLog
 
 
 class Trainer:
@@ -50,8 +49,8 @@ class Trainer:
             from trainer_bridge.trainer import grpo
 
             self.optimizer = grpo.make_optimizer(model, config.learning_rate)
-        self.metrics = MetricsLog(out_dir / "metrics.jsonl")
-        self.rollouts = MetricsLog(out_dir / "rollouts.jsonl")
+        self.metrics = StepLog(out_dir / "metrics.jsonl")
+        self.rollouts = StepLog(out_dir / "rollouts.jsonl")
         self.step = 0  # steps done
 
     # -- the run ---------------------------------------------------------------------------------
@@ -203,7 +202,3 @@ def split_groups(episodes: list[Episode], discount: float) -> tuple[list[list[Ep
 
 def _seed(seed: int, step: int, round_: int) -> int:
     return (seed * 1_000_003 + step * 101 + round_) % 2**31
-
-
-def summary_line(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, sort_keys=True)

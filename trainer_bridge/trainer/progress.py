@@ -12,7 +12,9 @@ from typing import Any, TextIO
 BAR_WIDTH = 20
 
 
-class MetricsLog:
+class StepLog:
+    """Rows of a JSON Lines file, each tagged with the step that wrote it (metrics, rollouts)."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 

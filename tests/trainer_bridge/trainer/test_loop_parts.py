@@ -125,7 +125,7 @@ def test_a_bad_export_line_is_named(tmp_path):
 
 def _episode(group: int, *results: dict) -> Episode:
     ep = Episode(task=_task("t"), group=group, index=0)
-    ep.turns = [Turn(answer=Answer(text="x"), prompt=(), result=r) for r in results]
+    ep.turns = [Turn(answer=Answer(text="x"), result=r) for r in results]
     return ep
 
 
@@ -228,7 +228,7 @@ def test_guidance_is_decided_once_an_episode_every_turn_alike():
     episodes = [Episode(task=_task(f"t{i}"), group=i, index=0, seed=7) for i in range(40)]
     first = [guided.is_guided(ep.next_query()) for ep in episodes]
     for ep in episodes:
-        ep.turns.append(Turn(answer=Answer(text="x"), prompt=(), result=FAILED))
+        ep.turns.append(Turn(answer=Answer(text="x"), result=FAILED))
     assert [guided.is_guided(ep.next_query()) for ep in episodes] == first  # turn 2 as turn 1
     assert 5 < sum(first) < 35  # about half
     other_step = [guided.is_guided(Episode(task=ep.task, group=ep.group, index=0, seed=8).next_query())
