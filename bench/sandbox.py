@@ -7,7 +7,10 @@ Figures (ratios first; lower is better for *_over_*, higher for throughput):
   warm_back_to_back_ms: the same check with no pause between runs, where each
   run also waits for the end of the one before (a saturated pool).
 - bwrap_cold_over_bare_spawn: a fresh bwrap sandbox per check over the same
-  bare subprocess. Goal <= 1.5.
+  bare subprocess. Goal <= 1.5. Beside it, bwrap_floor_over_bare_spawn: the
+  same bwrap command starting the same interpreter that runs nothing (no
+  harness, no judge, no solution process): what any fresh bwrap sandbox pays
+  before it does anything; the cold figure minus this is the harness's share.
 - docker_warm_over_docker_run: the Docker backend's warm pool over
   `docker run --rm` per check (when a Docker engine and the sandbox image are
   there; otherwise reported as null with the reason). Goal <= 0.1.
@@ -40,6 +43,8 @@ sys.path.insert(0, str(ROOT))
 logging_off = os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 from evaluation.sandbox import engine  # noqa: E402
+from evaluation.sandbox.bwrap import bwrap_command  # noqa: E402
+from evaluation.sandbox.harness_files import readable_copy  # noqa: E402
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
 from evaluation.sandbox.types import Limits, RunRequest  # noqa: E402
 
@@ -136,11 +141,14 @@ def main() -> None:
         bare_spawn(source, workdir)
     # Side by side: the baseline and the sandboxed figures take turns, so that a
     # machine that drifts (a noisy neighbour, frequency scaling) skews both alike.
-    bare, warm, cold = side_by_side(
+    floor_command = bwrap_command(harness=str(readable_copy()), python=PYTHON, hash_seed=1, warm=False)
+    floor_command[-1] = "pass"  # the agent's entry, replaced by nothing to do
+    bare, warm, cold, floor = side_by_side(
         [
             (lambda: bare_spawn(source, workdir), 1),
             (lambda: engine.run(request, backend="bwrap", pool=pool), 1),
             (lambda: engine.run(request, backend="bwrap", warm=False), 5),
+            (lambda: subprocess.run(floor_command, capture_output=True, check=True), 5),
         ],
         args.runs,
     )
@@ -174,6 +182,7 @@ def main() -> None:
         "bench": "sandbox",
         "warm_over_bare_spawn": round(warm / bare, 4),
         "bwrap_cold_over_bare_spawn": round(cold / bare, 4),
+        "bwrap_floor_over_bare_spawn": round(floor / bare, 4),
     }
     if not args.skip_docker:
         figures.update(docker_figures(args.runs))
@@ -186,6 +195,7 @@ def main() -> None:
             "warm_ms": round(warm * 1000, 3),
             "warm_back_to_back_ms": round(back_to_back * 1000, 3),
             "bwrap_cold_ms": round(cold * 1000, 2),
+            "bwrap_floor_ms": round(floor * 1000, 2),
             "bare_spawn_ms": round(bare * 1000, 2),
             "cores": CORES,
             "runs": args.runs,

@@ -94,15 +94,10 @@ class BwrapSandbox(AgentSandbox):
         if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
             self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
             self.uid = self.uid_lease.uid
-        uid = self.uid
-
-        def drop_privileges() -> None:  # runs in the child, before exec
-            os.setsid()
-            if uid is not None:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-
+        # Popen drops to the sandbox's uid itself (setsid, setgroups, setgid, setuid, in
+        # that order, between fork and exec): unlike a preexec_fn, nothing in Python runs
+        # in the child, which is what makes it safe beside the worker's threads.
+        identity = {} if self.uid is None else {"user": self.uid, "group": self.uid, "extra_groups": []}
         try:
             self.process = subprocess.Popen(
                 command,
@@ -110,8 +105,9 @@ class BwrapSandbox(AgentSandbox):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                preexec_fn=drop_privileges,  # setuid must happen between fork and exec
+                start_new_session=True,
                 close_fds=True,
+                **identity,
             )
         except OSError as exc:
             self.close()

@@ -95,6 +95,28 @@ def test_a_sandbox_that_cannot_start_is_a_sandbox_error_not_a_wrong_answer(monke
 
 
 @needs_bwrap
+def test_a_bwrap_sandbox_runs_as_its_own_uid_in_its_own_session():
+    import os
+
+    from evaluation.sandbox.bwrap import BwrapSandbox
+
+    sandbox = BwrapSandbox(slot=901).start()
+    try:
+        with open(f"/proc/{sandbox.process.pid}/status") as handle:
+            status = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+        uids, gids, groups = status["Uid"].split(), status["Gid"].split(), status["Groups"].split()
+        if os.geteuid() == 0:  # root hands each sandbox a uid of its own, and no groups
+            assert sandbox.uid not in (None, 0)
+            assert set(uids) == set(gids) == {str(sandbox.uid)} and groups == []
+            assert sandbox.ready["uid"] == sandbox.uid
+        else:
+            assert set(uids) == {str(os.geteuid())}
+        assert os.getsid(sandbox.process.pid) == sandbox.process.pid  # its own session: killpg takes it all
+    finally:
+        sandbox.close()
+
+
+@needs_bwrap
 def test_the_bwrap_reaper_kills_processes_of_a_sandbox_whose_owner_is_gone():
     from evaluation.sandbox.bwrap import BwrapSandbox
 
