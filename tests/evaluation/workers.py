@@ -21,7 +21,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).with_name("celery")
-REDIS_DB = 5
+# Another database for a second test run beside this one (TEST_REDIS_DB): each flushes its own.
+REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "5"))
 REDIS_URL = f"redis://127.0.0.1:6379/{REDIS_DB}"
 # Short, so messages a killed worker held unacknowledged come back within a test.
 VISIBILITY_TIMEOUT_S = 15
