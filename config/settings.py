@@ -244,6 +244,10 @@ VERIFICATION = {
     "THRESHOLDS": {"WEAK_TESTS_BELOW": 0.8, "SLOW_HEADROOM_BELOW": 2.0, "MIN_TESTS": 3},
     # An execution "running" this long past its time limit lost its worker: another may claim it.
     "STALE_AFTER_S": env_int("VERIFY_STALE_AFTER_S", 120),
+    # A running verification with no execution started or finished this long, while the
+    # sandbox queue is empty, lost its messages (a broker restarted without its data):
+    # the reaper sends its remaining executions again.
+    "STALL_AFTER_S": env_int("VERIFY_STALL_AFTER_S", 300),
 }
 # Difficulty from solver rollouts (evaluation/difficulty/, docs/difficulty.md).
 DIFFICULTY = {
@@ -268,7 +272,10 @@ CELERY_TASK_ROUTES = {
     "trainer_bridge.run_rewards": {"queue": "sandbox"},
 }
 CELERY_BEAT_SCHEDULE = {
-    "reap-stuck-verifications": {"task": "evaluation.reap_verifications", "schedule": 300.0},
+    "reap-stuck-verifications": {
+        "task": "evaluation.reap_verifications",
+        "schedule": float(env_int("VERIFY_REAP_EVERY_S", 60)),  # cheap: one query, one queue count
+    },
     "prune-reward-batches": {"task": "trainer_bridge.prune_rewards", "schedule": 3600.0},
     "reap-reward-items": {"task": "trainer_bridge.reap_rewards", "schedule": 60.0},
 }

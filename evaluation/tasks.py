@@ -7,10 +7,13 @@ acks late: a worker killed mid-run leaves its message to be delivered again.
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.contrib.auth import get_user_model
 
 from evaluation.models import Execution
+from evaluation.queues import queued_messages
 from evaluation.services import (
     SandboxUnavailable,
     execution_run,
@@ -24,6 +27,7 @@ from evaluation.services.rollouts import attempt_run, upload_finish
 from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
+log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
 # A run in a sandbox: acked late (a killed worker's message is delivered again),
 # retried with backoff and jitter only when the sandbox itself failed.
@@ -37,6 +41,8 @@ SANDBOX_RUN = {
     "retry_jitter": True,
     "max_retries": 8,
 }
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="evaluation.verify_version", acks_late=True, reject_on_worker_lost=True)
@@ -86,8 +92,15 @@ def finish_verification(verification_id: int) -> str:
 
 @shared_task(name="evaluation.reap_verifications")
 def reap_verifications() -> int:
-    """Periodic (beat): resume verifications stuck past their deadline."""
-    resumed = verifications_reap()
+    """Periodic (beat): resume verifications stuck past their deadline, or stalled
+    while the sandbox queue is empty (their messages were lost)."""
+    waiting = queued_messages(SANDBOX_QUEUE)
+    resumed = verifications_reap(queue_idle=waiting == 0)
+    if resumed:
+        log.warning("resumed %d stuck verifications (sandbox queue: %s messages): %s", len(resumed), waiting,
+                    [verification_id for verification_id, _ in resumed])  # fmt: skip
+    else:
+        log.info("no verification to resume (sandbox queue: %s messages)", waiting)
     for verification_id, todo in resumed:
         enqueue_executions(verification_id, todo)
     return len(resumed)

@@ -479,16 +479,35 @@ def verification_run_inline(
     return Verification.objects.get(pk=verification_id)
 
 
-def verifications_reap(*, now: Any = None) -> list[tuple[int, list[int]]]:
-    """Verifications past their deadline, still running or waiting on sandbox errors
-    whose retries ran out: give each a new deadline and return the executions to
-    enqueue again (pending, claimed by a dead worker, or failed by the sandbox)."""
+def verifications_reap(*, now: Any = None, queue_idle: bool = False) -> list[tuple[int, list[int]]]:
+    """Verifications to resume: give each a new deadline and return the executions to
+    enqueue again (pending, claimed by a dead worker, or failed by the sandbox).
+
+    Steps:
+    1. Those past their deadline, still running or waiting on sandbox errors whose
+       retries ran out.
+    2. When `queue_idle` (the caller found the sandbox queue empty): also those still
+       running with no execution started or finished for VERIFICATION STALL_AFTER_S.
+       Work waits, nothing would deliver it: the broker lost its messages (a Redis
+       restarted without its data). With messages queued, no progress is a backlog,
+       not a loss, and nothing is resent. A resent execution that another message
+       already ran is refused by its claim, so a wrong guess costs a no-op.
+    """
     now = now or timezone.now()
-    resumed = []
     stuck = Verification.objects.filter(
         state__in=(VerificationState.RUNNING, VerificationState.INFRASTRUCTURE_ERROR), deadline_at__lt=now
     )
-    for verification in stuck:
+    chosen = {v.pk: v for v in stuck}
+    if queue_idle:
+        quiet_since = now - timedelta(seconds=float(settings.VERIFICATION["STALL_AFTER_S"]))
+        running = Verification.objects.filter(state=VerificationState.RUNNING, started_at__lt=quiet_since)
+        moved = Execution.objects.filter(verification__in=running).filter(
+            Q(started_at__gte=quiet_since) | Q(finished_at__gte=quiet_since)
+        )
+        for verification in running.exclude(pk__in=moved.values("verification_id")).exclude(pk__in=list(chosen)):
+            chosen[verification.pk] = verification
+    resumed = []
+    for verification in chosen.values():
         todo = _todo(verification)
         _recount_progress(verification.pk)
         Verification.objects.filter(pk=verification.pk).update(

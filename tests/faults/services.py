@@ -1,0 +1,68 @@
+"""Services a fault test may stop and start at will: a Redis server of the test's own
+(the shared one on 6379 serves every other test and must never go down mid-suite)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class PrivateRedis:
+    """`redis-server` on a port and folder of its own. `persistent`: an append-only file
+    synced at every write, as platform/compose.yaml runs the broker; otherwise it keeps
+    nothing, and a restart loses every queued and unacknowledged message."""
+
+    def __init__(self, folder: Path, *, persistent: bool) -> None:
+        self.folder = folder
+        self.persistent = persistent
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> PrivateRedis:
+        durability = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
+             "--save", "", "--daemonize", "no", "--logfile", str(self.folder / "redis.log"), *durability],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not self.answers():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"redis-server did not start: {(self.folder / 'redis.log').read_text()[-2000:]}")
+            time.sleep(0.05)
+        return self
+
+    def answers(self) -> bool:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+        return False
+
+    def stop(self) -> None:
+        """SIGTERM, as a service manager stops it: a persistent server syncs its file first."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
