@@ -27,7 +27,6 @@ from evaluation.services.rollouts import attempt_run, upload_finish
 from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
-log = logging.getLogger(__name__)
 SANDBOX_QUEUE = "sandbox"
 # A run in a sandbox: acked late (a killed worker's message is delivered again),
 # retried with backoff and jitter only when the sandbox itself failed.
