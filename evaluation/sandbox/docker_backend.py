@@ -143,8 +143,11 @@ class DockerSandbox(AgentSandbox):
 
 
 def reap_containers(*, everything: bool = False) -> int:
-    """Remove containers the platform made whose owning process is gone (or all
-    of them with `everything`): what a crashed worker left. Returns the count."""
+    """Remove containers the platform made whose owning process is gone, or that no
+    longer run (or all of them with `everything`): what a crashed worker left, and what
+    a live one could not remove while the engine was away (it stops every container on
+    its way down). A sandbox in use always runs its agent, so an exited one is no one's.
+    Returns the count."""
     client = docker_client()
     host = socket.gethostname()
     removed = 0
@@ -152,7 +155,7 @@ def reap_containers(*, everything: bool = False) -> int:
         owner = container.labels.get(f"{LABEL}.owner", "")
         owner_host, _, pid = owner.partition(":")
         alive = owner_host == host and pid.isdigit() and _process_alive(int(pid))
-        if everything or not alive:
+        if everything or not alive or container.status in ("exited", "dead"):
             try:
                 container.remove(force=True)
                 removed += 1

@@ -1,9 +1,11 @@
 """Services a fault test may stop and start at will: a Redis server of the test's own
-(the shared one on 6379 serves every other test and must never go down mid-suite)."""
+(the shared one on 6379 serves every other test and must never go down mid-suite),
+and the host's Docker engine, which the test always starts again."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -66,3 +68,35 @@ class PrivateRedis:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+class DockerEngine:
+    """The host's Docker engine, stopped and started the way an operator would: SIGTERM
+    to dockerd (which stops its containers first), then the project's own start-up."""
+
+    PID_FILE = Path("/var/run/docker.pid")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def pid(self) -> int | None:
+        try:
+            return int(self.PID_FILE.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self, timeout: float = 60.0) -> None:
+        pid = self.pid()
+        if pid is None:
+            raise AssertionError("no dockerd pid file: this test only stops a dockerd that platform scripts started")
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while Path(f"/proc/{pid}").exists():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"dockerd {pid} did not stop within {timeout:.0f} s")
+            time.sleep(0.2)
+
+    def start(self) -> None:
+        script = f'. "{self.root}/platform/scripts/lib.sh"; ensure_docker'
+        subprocess.run(["bash", "-c", script], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       timeout=120)  # fmt: skip
