@@ -73,7 +73,8 @@ def _encode(value: Any, depth: int, counter: list[int], handle_of: Any = None) -
 
 
 def decode(data: Any, *, resolve: Any = None) -> Any:
-    """Rebuild plain data; `resolve(id)` turns a {"$handle": id} into the object it names."""
+    """Rebuild plain data; `resolve(id)` turns a {"$handle": id} into the object it names.
+    Anything that is not an encoded value raises ValueError."""
     with deep_recursion():
         return _decode(data, resolve)
 
@@ -86,20 +87,30 @@ def _decode(data: Any, resolve: Any) -> Any:
         return [_decode(v, resolve) for v in data]
     if kind is dict and len(data) == 1:
         ((tag, body),) = data.items()
-        if tag == "$float":
-            return float(body)
-        if tag == "$tuple":
-            return tuple(_decode(v, resolve) for v in body)
-        if tag == "$dict":
-            return {_decode(k, resolve): _decode(v, resolve) for k, v in body}
-        if tag == "$set":
-            return {_decode(v, resolve) for v in body}
-        if tag == "$frozenset":
-            return frozenset(_decode(v, resolve) for v in body)
-        if tag == "$bytes":
-            return bytes.fromhex(body)
-        if tag == "$complex":
-            return complex(float(body[0]), float(body[1]))
         if tag == "$handle" and resolve is not None:
             return resolve(body)
+        try:
+            return _decode_tagged(tag, body, resolve)
+        except (TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            # A body of the wrong shape ({"$complex": []}, an unhashable set member): the
+            # peer sent something no encoder writes, which is a ValueError like any other.
+            raise ValueError(f"not an encoded value: {str(data)[:80]} ({type(exc).__name__})") from None
     raise ValueError(f"not an encoded value: {str(data)[:80]}")
+
+
+def _decode_tagged(tag: str, body: Any, resolve: Any) -> Any:
+    if tag == "$float":
+        return float(body)
+    if tag == "$tuple":
+        return tuple(_decode(v, resolve) for v in body)
+    if tag == "$dict":
+        return {_decode(k, resolve): _decode(v, resolve) for k, v in body}
+    if tag == "$set":
+        return {_decode(v, resolve) for v in body}
+    if tag == "$frozenset":
+        return frozenset(_decode(v, resolve) for v in body)
+    if tag == "$bytes":
+        return bytes.fromhex(body)
+    if tag == "$complex":
+        return complex(float(body[0]), float(body[1]))
+    raise ValueError(f"not an encoded value: unknown tag {str(tag)[:40]}")

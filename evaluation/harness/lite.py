@@ -49,12 +49,6 @@ class _ScannerContext:
 
 if _json is not None:
     _scan = _json.make_scanner(_ScannerContext())
-    _encoders = {
-        allow_nan: _json.make_encoder(
-            {}, _not_serialisable, _json.encode_basestring_ascii, None, ":", ",", False, False, allow_nan
-        )
-        for allow_nan in (True, False)
-    }
 
 
 def dumps(value: Any, *, allow_nan: bool = True) -> str:
@@ -63,7 +57,13 @@ def dumps(value: Any, *, allow_nan: bool = True) -> str:
         import json
 
         return json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)
-    return "".join(_encoders[allow_nan](value, 0))
+    # A fresh encoder (about a microsecond) each call, as json.dumps makes: its cycle
+    # markers are left behind when encoding fails, and a shared encoder then kept the
+    # failed value alive and called that same list "circular" when it was sent again.
+    encoder = _json.make_encoder(
+        {}, _not_serialisable, _json.encode_basestring_ascii, None, ":", ",", False, False, allow_nan
+    )
+    return "".join(encoder(value, 0))
 
 
 def loads(data: bytes | bytearray | str) -> Any:
@@ -72,7 +72,14 @@ def loads(data: bytes | bytearray | str) -> Any:
         import json
 
         return json.loads(data)
-    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    if isinstance(data, (bytes, bytearray)):
+        # As json.loads decodes UTF-8 bytes: a leading byte order mark is skipped, and
+        # a lone surrogate encoded as UTF-8 bytes is kept (surrogatepass), not refused.
+        text = data.decode("utf-8", "surrogatepass")
+        if text.startswith("\ufeff"):
+            text = text[1:]
+    else:
+        text = data
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = _scan(text, start)

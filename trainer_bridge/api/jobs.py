@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.plumbing import build_array_type, build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import BasePermission
@@ -75,7 +76,7 @@ def _body(request: Request) -> dict[str, Any]:
 
 
 class JobListView(JobAPIView):
-    @extend_schema(operation_id="jobs_list", responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="jobs_list", responses={200: build_array_type(build_basic_type(OpenApiTypes.OBJECT))})
     def get(self, request: Request) -> Response:
         return Response([job_body(j) for j in jobs.jobs_visible(user=request.user, token=request.auth)[:500]])
 

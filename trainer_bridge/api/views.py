@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, StreamingHttpResponse
+from drf_spectacular.plumbing import build_array_type, build_basic_type
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import BasePermission
@@ -27,6 +28,9 @@ from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from trainer_bridge import export
 from trainer_bridge.services import solutions
 from trainer_bridge.services.pools import snapshot_get
+
+# The list endpoints answer a JSON array of objects, and the schema says so.
+OBJECT_LIST = build_array_type(build_basic_type(OpenApiTypes.OBJECT))
 
 FORMATS = export.FORMATS
 
@@ -152,7 +156,7 @@ class PoolListView(APIView):
     permission_classes = [HasScope, CanCurate]
     scope_by_method = READ_OR_JOB
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: OBJECT_LIST})
     def get(self, request: Request) -> Response:
         from trainer_bridge.models import Pool
 
@@ -196,7 +200,7 @@ class SnapshotListView(APIView):
     permission_classes = [HasScope, CanCurate]
     scope_by_method = READ_OR_JOB
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: OBJECT_LIST})
     def get(self, request: Request, slug: str) -> Response:
         snapshots = _pool(slug).snapshots.select_related("pool")
         bound = _job_snapshot(request)
