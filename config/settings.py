@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_str
 
@@ -19,6 +20,8 @@ VAR_DIR = Path(env_str("PLATFORM_VAR_DIR", str(BASE_DIR / "var")))
 
 _DEV_SECRET = "embedded-development-key-not-for-production-use-0123456789abcdef"  # noqa: S105 - the embedded default, never used once SECRET_KEY is set
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET)
+# Old keys still accepted for signatures (sessions, CSRF) while rotating SECRET_KEY (docs/operations.md).
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 EMBEDDED = SECRET_KEY == _DEV_SECRET
 DEBUG = env_bool("DJANGO_DEBUG", EMBEDDED)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
@@ -45,6 +48,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it times every request, and answers /livez, /healthz and /metrics ahead of the
+    # host check and the HTTPS redirect, which a load balancer calling by address would fail.
+    "config.ops.middleware.OpsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -85,6 +91,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer fails a request (and /healthz) in seconds, not at
+    # the TCP timeout minutes later.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     # Several processes (web, worker) share the file: wait rather than fail on a lock.
@@ -304,13 +314,31 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+    # Load balancers and Prometheus call these over plain HTTP inside the network.
+    SECURE_REDIRECT_EXEMPT = [r"^livez/?$", r"^healthz/?$", r"^metrics/?$"]
 SILENCED_SYSTEM_CHECKS = env_list("SILENCED_SYSTEM_CHECKS", [])
+
+# --- Operations (config/ops/, docs/operations.md).
+# /metrics: with a token, only `Authorization: Bearer <token>`; without, direct callers
+# from loopback or private addresses only.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# Checks that turn /healthz into a 503 when they fail; the others are reported only. The
+# sandbox check is not required by default: a web host whose sandbox workers are away
+# still serves curation, and a load balancer taking it out would not bring them back.
+HEALTH_REQUIRED_CHECKS = env_list("HEALTH_REQUIRED_CHECKS", ["database", "broker"])
+# json: one JSON object a line (config/ops/logs.py), for log shippers; plain: for people.
+LOG_FORMAT = env_str("LOG_FORMAT", "plain" if EMBEDDED else "json").strip().lower()
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: use json or plain")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "config.ops.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

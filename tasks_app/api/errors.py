@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -20,6 +21,11 @@ from rest_framework.views import exception_handler
 from tasks_app.errors import DomainError, ImmutableVersionError
 
 log = logging.getLogger(__name__)
+
+# A database that does not answer (restarting, failing over, out of connections): a 503
+# with Retry-After says "come back", where a 500 would say "broken".
+DATABASE_DOWN = "The database is not answering, so this request could not be completed. Try again in a moment."
+RETRY_AFTER_S = 5
 
 _DRF_CODES = {
     exceptions.ParseError: "malformed_request",
@@ -63,6 +69,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         )
     if isinstance(exc, (SuspiciousOperation, TooManyFieldsSent)):
         return Response(error_body("bad_request", str(exc) or "Bad request."), status=400)
+    if isinstance(exc, (OperationalError, InterfaceError)):  # the database went away: come back, not a 500
+        log.warning("API request failed, the database is not answering: %s", exc)
+        return Response(error_body("database_unavailable", DATABASE_DOWN), status=503,
+                        headers={"Retry-After": str(RETRY_AFTER_S)})  # fmt: skip
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     response = exception_handler(exc, context)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -100,3 +102,50 @@ class DockerEngine:
         script = f'. "{self.root}/platform/scripts/lib.sh"; ensure_docker'
         subprocess.run(["bash", "-c", script], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        timeout=120)  # fmt: skip
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of the test's own (initdb into a fresh folder, a free port,
+    trust authentication on loopback), run as the `postgres` user when the tests run
+    as root, as initdb requires."""
+
+    BIN = Path("/usr/lib/postgresql")
+
+    def __init__(self) -> None:
+        versions = sorted(self.BIN.glob("*/bin/pg_ctl"))
+        if not versions:
+            raise AssertionError("no PostgreSQL server binaries under /usr/lib/postgresql")
+        self.bin = versions[-1].parent
+        self.folder = Path(tempfile.mkdtemp(prefix="pg-fault-"))
+        self.port = free_port()
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            shutil.chown(self.folder, "postgres", "postgres")
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if self.as_postgres else []
+        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/app"
+
+    def create(self) -> PrivatePostgres:
+        self._run(str(self.bin / "initdb"), "-D", str(self.folder / "data"), "-A", "trust", "-U", "postgres")
+        self.start()
+        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "app")
+        return self
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-o", options,
+                  "-l", str(self.folder / "server.log"), "-w", "start")  # fmt: skip
+
+    def stop(self) -> None:
+        """A fast shutdown, as a restart by a service manager does: sessions are cut."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop")
+
+    def remove(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
