@@ -48,6 +48,15 @@ def platform_env(database_url: str, redis_url: str, scratch: Path) -> dict[str, 
     }
 
 
+def system_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (all but idle and iowait),
+    from /proc/stat: the difference over a phase, against its wall time times CORES,
+    says how saturated the machine was, by us or by anyone else sharing it."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    busy = sum(int(v) for v in fields) - int(fields[3]) - int(fields[4])
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
 def admin_sql(base_url: str, statement: str) -> None:
     import psycopg
 
@@ -96,6 +105,21 @@ def wait_until(check, *, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def start_worker(processes: list[subprocess.Popen], scratch: Path, *, name: str, worker_pool: str = "threads",
+                 concurrency: int = CORES, slots: int = CORES, log_level: str = "WARNING",
+                 log_name: str = "worker.log") -> subprocess.Popen:  # fmt: skip
+    """Start one Celery worker process on the sandbox and default queues, appended to
+    `processes` (the caller stops it). Called again with another `name` and `log_name`,
+    it adds a second worker beside the first (bench/load.py runs two)."""
+    venv = Path(sys.executable).parent
+    worker = start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
+                    "--pool", worker_pool, "--concurrency", str(concurrency), "-n", f"{name}-{os.getpid()}@%h",
+                    "--without-mingle", "--without-gossip", "--loglevel", log_level],
+                   scratch / log_name, SANDBOX_POOL_SIZE=str(slots))  # fmt: skip
+    processes.append(worker)
+    return worker
+
+
 def start_platform(processes: list[subprocess.Popen], scratch: Path, *, name: str, worker_pool: str = "threads",
                    concurrency: int = CORES, slots: int = CORES, web_processes: int = 1, web_threads: int = 8,
                    log_level: str = "WARNING") -> str:  # fmt: skip
@@ -105,10 +129,8 @@ def start_platform(processes: list[subprocess.Popen], scratch: Path, *, name: st
 
     port = free_port()
     venv = Path(sys.executable).parent
-    processes.append(start([str(venv / "celery"), "-A", "config", "worker", "-Q", "sandbox,celery",
-                            "--pool", worker_pool, "--concurrency", str(concurrency), "-n", f"{name}-{os.getpid()}@%h",
-                            "--without-mingle", "--without-gossip", "--loglevel", log_level],
-                           scratch / "worker.log", SANDBOX_POOL_SIZE=str(slots)))  # fmt: skip
+    start_worker(processes, scratch, name=name, worker_pool=worker_pool, concurrency=concurrency, slots=slots,
+                 log_level=log_level)  # fmt: skip
     processes.append(start([str(venv / "gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}", "-k", "gthread",
                             "--workers", str(web_processes), "--threads", str(web_threads), "--log-level", "warning"],
                            scratch / "web.log"))  # fmt: skip
