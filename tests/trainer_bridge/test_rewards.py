@@ -199,6 +199,23 @@ def test_a_full_queue_answers_busy_with_retry_after(curator, settings, api_as):
 
 
 @pytest.mark.django_db
+def test_retry_after_reads_the_rate_of_a_burst_after_a_quiet_spell(curator):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    task = make_task(owner=curator)
+    body = [{"version_hash": _hash(task), "completion": CORRECT}] * 20
+    batch, _ = rewards.rewards_submit(user=curator, request=_request(body))
+    now = timezone.now()
+    for n, item in enumerate(batch.items.order_by("index")):  # 20 verdicts in the last 2 s, none before
+        RewardItem.objects.filter(pk=item.pk).update(status="passed", finished_at=now - timedelta(seconds=n / 10))
+    # 10 completions a second: 30 waiting drain in ~3 s. Over the whole minute the rate
+    # would read 0.33/s, and the answer the 60 s cap.
+    assert rewards._retry_after(30) <= 4
+
+
+@pytest.mark.django_db
 def test_a_job_token_asks_only_for_its_own_snapshot(curator, reviewer, trainer):
     inside = _approved(curator, reviewer, "inside")
     pool = pool_create(slug="only-inside", title="x", criteria={"tags_exclude": ["strings"]})

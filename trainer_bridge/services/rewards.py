@@ -23,6 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from evaluation.difficulty.samples import with_prompt
@@ -164,10 +165,20 @@ def in_flight() -> int:
 
 
 def _retry_after(waiting: int) -> int:
-    """Seconds until the queue has likely drained enough: waiting / recent throughput."""
-    since = timezone.now() - timedelta(seconds=60)
-    rate = RewardItem.objects.filter(finished_at__gte=since).count() / 60.0
-    return max(1, min(60, math.ceil(waiting / rate))) if rate > 0 else 5
+    """Seconds until the queue has likely drained enough: waiting / recent throughput.
+
+    The throughput is over the part of the last minute that saw work: from the first
+    verdict in it to now. Over the whole minute, a quiet spell before a burst (a trainer
+    generating between steps) read as a rate several times too low, and clients were
+    told to wait ~40 s for a queue that drained in ~3 s."""
+    now = timezone.now()
+    recent = RewardItem.objects.filter(finished_at__gte=now - timedelta(seconds=60)).aggregate(
+        finished=Count("pk"), first=Min("finished_at")
+    )
+    if not recent["finished"]:
+        return 5
+    span_s = max(1.0, (now - recent["first"]).total_seconds())
+    return max(1, min(60, math.ceil(waiting / (recent["finished"] / span_s))))
 
 
 def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None = None) -> tuple[RewardBatch, bool]:
