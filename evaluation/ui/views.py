@@ -32,8 +32,10 @@ def report(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     verification = selectors.latest_verification(version)
     role = request.GET.get("role", "") if request.GET.get("role", "") in ROLES else ""
     status = request.GET.get("status", "")
+    # "run_roles", not "roles": that name is the user's roles (tasks_app.ui.context), which the
+    # navigation reads; shadowing it dropped every role-gated link from this page.
     context = {"task": task, "version": version, "verification": verification, "role": role, "status": status,
-               "roles": ROLES}  # fmt: skip
+               "run_roles": ROLES}  # fmt: skip
     if verification is not None:
         context.update(selectors.verification_report(verification, role=role, status=status))
     return render(request, "evaluation/verification_report.html", context)
