@@ -14,7 +14,7 @@ from evaluation import selectors
 from evaluation.services import mutant_mark_equivalent, verification_request, verifications_request_many
 from tasks_app import selectors as task_selectors
 from tasks_app.selectors import TaskFilters
-from tasks_app.ui.views.common import domain_errors
+from tasks_app.ui.views.common import authoring_role_required, domain_errors
 
 ROLES = ("reference", "adversarial", "mutant", "probe")
 
@@ -27,6 +27,7 @@ def _version(slug: str, number: int) -> tuple:
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def report(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     task, version = _version(slug, number)
     verification = selectors.latest_verification(version)
@@ -44,6 +45,7 @@ def report(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def progress(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     """The progress fragment the report polls while a verification runs."""
     task, version = _version(slug, number)
@@ -58,6 +60,7 @@ def progress(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_POST
 @domain_errors
+@authoring_role_required
 def rerun(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     task, version = _version(slug, number)
     verification_request(actor=request.user, version=version, force=request.POST.get("force") == "1")
@@ -68,6 +71,7 @@ def rerun(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_POST
 @domain_errors
+@authoring_role_required
 def mark_equivalent(request: HttpRequest, slug: str, digest: str) -> HttpResponse:
     task = task_selectors.task_get(slug=slug)
     mutant_mark_equivalent(actor=request.user, task=task, mutant_digest=digest, note=request.POST.get("note", ""))
@@ -81,6 +85,7 @@ def mark_equivalent(request: HttpRequest, slug: str, digest: str) -> HttpRespons
 @login_required
 @require_POST
 @domain_errors
+@authoring_role_required
 def bulk_verify(request: HttpRequest) -> HttpResponse:
     """Verify every task the list's filter matches: first a confirmation with the
     count, then (confirm=1) queue them. The filter is applied afresh at each step."""

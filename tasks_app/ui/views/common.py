@@ -1,4 +1,5 @@
-"""What every page view shares: rendering domain errors with their status."""
+"""What every page view shares: rendering domain errors with their status, and the
+gate in front of task content."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from tasks_app.errors import DomainError, ValidationFailed
+from tasks_app.errors import DomainError, PermissionDenied, ValidationFailed
+from tasks_app.roles import CURATOR, REVIEWER, has_role
 
 _TITLES = {400: "Invalid request", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
 
@@ -30,6 +32,22 @@ def domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
             return view(request, *args, **kwargs)
         except DomainError as exc:
             return error_response(request, exc)
+
+    return wrapper
+
+
+def authoring_role_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Task content (statements, hidden tests, solutions, runs and their reports) is for
+    curators, reviewers and admins, as in the API (HasAuthoringRole). A trainer works from
+    curated pools, whose hidden tests need a token's `export:tests` scope; a page that
+    showed them to any signed-in account would undo that scope. Goes under login_required."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not has_role(request.user, CURATOR, REVIEWER):
+            denied = PermissionDenied("Task pages are for curators, reviewers and admins; ask an admin for a role.")
+            return error_response(request, denied)
+        return view(request, *args, **kwargs)
 
     return wrapper
 

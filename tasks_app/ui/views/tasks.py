@@ -18,12 +18,12 @@ from tasks_app import selectors, services
 from tasks_app.content import SUITE_KINDS
 from tasks_app.errors import Conflict, DomainError, PermissionDenied, ValidationFailed
 from tasks_app.models import State, Task
-from tasks_app.roles import CURATOR, REVIEWER, has_role
+from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from tasks_app.selectors import SORTS, TaskFilters
 from tasks_app.ui.actions import task_actions
 from tasks_app.ui.editor import TaskEditor, editor_initial
 from tasks_app.ui.forms import MAX_SOLUTION_ROWS, BulkForm, filter_choices, solution_form
-from tasks_app.ui.views.common import domain_errors
+from tasks_app.ui.views.common import authoring_role_required, domain_errors, error_response
 
 PAGE_SIZE = 25
 FILTER_PARAMS = ("q", "state", "tag", "author", "suite_kind", "sort")
@@ -57,7 +57,13 @@ def _sort_headers(current: str) -> dict[str, dict[str, str]]:
 @login_required
 @require_GET
 def task_list(request: HttpRequest) -> HttpResponse:
-    """The list with search, filters, sort and pages; the results partial alone for htmx."""
+    """The list with search, filters, sort and pages; the results partial alone for htmx.
+    The home page: a trainer, who may not read task content, lands on their jobs."""
+    if not has_role(request.user, CURATOR, REVIEWER):
+        if has_role(request.user, TRAINER):
+            return redirect("jobs:list")  # trainer_bridge's page, named, not imported
+        return error_response(request, PermissionDenied(
+            "Task pages are for curators, reviewers and admins; ask an admin for a role."))  # fmt: skip
     params = {name: request.GET.get(name, "") for name in FILTER_PARAMS}
     error: ValidationFailed | None = None
     page = None
@@ -119,6 +125,7 @@ def detail_context(request: HttpRequest, task: Task, **extra: Any) -> dict[str, 
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def task_detail(request: HttpRequest, slug: str) -> HttpResponse:
     task = selectors.task_get(slug=slug)
     return render(request, "tasks_app/task_detail.html", detail_context(request, task))
@@ -221,6 +228,7 @@ def task_edit(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def solution_row(request: HttpRequest) -> HttpResponse:
     """One more empty solution row for the form (htmx), plus the button that asks for the next."""
     raw = request.GET.get("index", "")

@@ -8,12 +8,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from tasks_app import diff, selectors
-from tasks_app.ui.views.common import domain_errors, version_number
+from tasks_app.ui.views.common import authoring_role_required, domain_errors, version_number
 
 
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def version_list(request: HttpRequest, slug: str) -> HttpResponse:
     task = selectors.task_get(slug=slug)
     versions = list(selectors.task_versions(task=task))
@@ -30,6 +31,7 @@ def version_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def version_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     task = selectors.task_get(slug=slug)
     version = selectors.task_version_get(task=task, number=number)
@@ -39,6 +41,7 @@ def version_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse
 @login_required
 @require_GET
 @domain_errors
+@authoring_role_required
 def version_diff(request: HttpRequest, slug: str) -> HttpResponse:
     """Compare ?left=N with ?right=M; by default the newest version with its parent."""
     task = selectors.task_get(slug=slug)
