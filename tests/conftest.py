@@ -137,3 +137,20 @@ def _no_cached_versions() -> None:
     from trainer_bridge.services import reward_runs
 
     reward_runs._VERSION_CACHE.clear()
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """A transactional test without serialized_rollback ends with a flush that runs
+    post_migrate, which re-creates content types and permissions; the next test that
+    restores its serialized rows then fails on duplicates (a whole run of errors, far from
+    the test that caused them). Refuse such a test at collection, naming it."""
+    wrong = []
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker is not None and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback"):
+            wrong.append(item.nodeid)
+    if wrong:
+        raise pytest.UsageError(
+            "django_db(transaction=True) needs serialized_rollback=True here (see tests/conftest.py): "
+            + ", ".join(wrong[:10])
+        )

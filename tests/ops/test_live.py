@@ -26,7 +26,7 @@ from tests.factories import make_task
 
 from .conftest import parse_metrics, sample
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), needs_bwrap]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True), needs_bwrap]
 METRICS_TOKEN = "live-test-metrics-token"
 HOSTS = ("w1@host-a", "w2@host-b")
 
