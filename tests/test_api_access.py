@@ -13,9 +13,9 @@ from rest_framework.test import APIClient
 
 from tasks_app.api.throttles import PlatformThrottle
 from tasks_app.services.tokens import SCOPES
+from tests.api_world import api_world
 from tests.conftest import token_client
-from tests.factories import UserFactory, make_task
-from trainer_bridge.services import rewards
+from tests.factories import UserFactory
 from trainer_bridge.services.jobs import job_register
 from trainer_bridge.services.pools import pool_create, snapshot_create
 
@@ -39,16 +39,8 @@ def api_routes() -> list[tuple[str, URLPattern]]:
 
 @pytest.fixture
 def world(curator, reviewer, trainer, admin_user) -> dict[str, Any]:
-    task = _approved(curator, reviewer, "walk-task")
-    make_task(owner=curator, slug="walk-draft", statement="Another statement.")
     other_pool = pool_create(slug="other", title="Other", criteria={"tags_include": ["nothing-has-this"]})
-    pool = pool_create(slug="walk", title="Walk", criteria={})
-    snapshot, _ = snapshot_create(pool=pool)
-    job = job_register(user=trainer, name="walker", snapshot_hash=snapshot.hash)
-    request = rewards.parse_batch({"completions": [{"version_hash": task.approved_version.content_hash,
-                                                    "completion": "def add(a, b):\n    return a + b\n"}]})  # fmt: skip
-    batch, _ = rewards.rewards_submit(user=trainer, request=request, job=job.job)
-    return {"task": task, "pool": pool, "other_pool": other_pool, "snapshot": snapshot, "job": job, "batch": batch}
+    return {**api_world(curator, reviewer, trainer, prefix="walk"), "other_pool": other_pool}
 
 
 def _url(route: str, world: dict[str, Any]) -> str:
@@ -136,9 +128,9 @@ def test_a_job_token_reads_its_own_snapshot_and_batches_only(world, curator, rev
     clients = _clients(world, curator, reviewer, trainer, admin_user)
     job = clients["job"]
     snapshot = world["snapshot"]
-    own = f"/api/v1/pools/walk/snapshots/{snapshot.hash}/export"
+    own = f"/api/v1/pools/walk-pool/snapshots/{snapshot.hash}/export"
     assert job.get(own).status_code == 200
-    assert [p["slug"] for p in job.get("/api/v1/pools/").json()] == ["walk"]
+    assert [p["slug"] for p in job.get("/api/v1/pools/").json()] == ["walk-pool"]
     assert job.get(f"/api/v1/rewards/{world['batch'].id}").status_code == 202  # still waiting for a worker
     # Another user's batch is not found, even by id.
     assert clients["curator"].get(f"/api/v1/rewards/{world['batch'].id}").status_code == 404

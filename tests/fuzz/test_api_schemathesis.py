@@ -21,13 +21,9 @@ from schemathesis.checks import not_a_server_error, response_schema_conformance
 from schemathesis.core.failures import FailureGroup
 
 from tasks_app.services.tokens import SCOPES
+from tests.api_world import api_world
 from tests.conftest import token_client
-from tests.factories import make_task
 from tests.fuzz.conftest import fuzz_settings
-from tests.trainer_bridge.test_pools import _approved
-from trainer_bridge.services import rewards
-from trainer_bridge.services.jobs import job_register
-from trainer_bridge.services.pools import pool_create, snapshot_create
 
 pytestmark = pytest.mark.django_db
 
@@ -61,15 +57,7 @@ def wsgi_in_test_transaction() -> Any:
 
 @pytest.fixture
 def world(curator: Any, reviewer: Any, trainer: Any, admin_user: Any) -> dict[str, Any]:
-    task = _approved(curator, reviewer, "fuzz-task")
-    make_task(owner=curator, slug="fuzz-draft", statement="Another statement.")
-    pool = pool_create(slug="fuzz-pool", title="Fuzz", criteria={})
-    snapshot, _ = snapshot_create(pool=pool)
-    job = job_register(user=trainer, name="fuzzer", snapshot_hash=snapshot.hash)
-    request = rewards.parse_batch({"completions": [{"version_hash": task.approved_version.content_hash,
-                                                    "completion": "def add(a, b):\n    return a + b\n"}]})  # fmt: skip
-    batch, _ = rewards.rewards_submit(user=trainer, request=request, job=job.job)
-    return {"task": task, "pool": pool, "snapshot": snapshot, "job": job, "batch": batch,
+    return {**api_world(curator, reviewer, trainer, prefix="fuzz"),
             "users": {"curator": curator, "reviewer": reviewer, "trainer": trainer, "admin": admin_user}}  # fmt: skip
 
 
