@@ -12,6 +12,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from config.ops import health
 from config.ops import metrics as ops_metrics
+from tasks_app.api.errors import error_body
 
 
 @never_cache
@@ -49,12 +50,13 @@ def metrics_refusal(request: HttpRequest) -> HttpResponse | None:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() == "bearer" and secrets.compare_digest(given.strip().encode(), token.encode()):
             return None
-        response = JsonResponse({"error": "a valid metrics token is required"}, status=401)
+        response = JsonResponse(error_body("not_authenticated", "A valid metrics token is required."), status=401)
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
     if "X-Forwarded-For" not in request.headers and _private(request.META.get("REMOTE_ADDR", "")):
         return None
-    return JsonResponse({"error": "metrics are served to private addresses, or with METRICS_TOKEN"}, status=403)
+    message = "Metrics are served to direct callers from private addresses, or with METRICS_TOKEN."
+    return JsonResponse(error_body("permission_denied", message), status=403)
 
 
 def _private(address: str) -> bool:
