@@ -1,27 +1,73 @@
-"""How many messages wait in a broker queue, asked of the broker itself."""
+"""How many messages wait in the broker's queues: for the reaper, which must tell a
+backlog from a loss, and for /metrics (config/ops/metrics.py). Read from the broker's
+own storage, for the two brokers the platform runs on (Redis, kombu's filesystem one)."""
 
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
+# kombu's Redis transport keeps a queue's messages of priority p in "<queue>\x06\x16<p>"
+# (p rounded down to a step; priority 0 in "<queue>" itself): a queue's length is their sum.
+KOMBU_PRIORITY_SEPARATOR = "\x06\x16"
+KOMBU_PRIORITY_STEPS = (0, 3, 6, 9)
+
+
+def redis_queue_lengths(client: Any, queues: list[str]) -> tuple[dict[str, int], int]:
+    """({queue: messages waiting, all priorities}, messages delivered but unacknowledged),
+    in one round trip. A queue no one declared (a broker that came back empty) holds 0."""
+    pipe = client.pipeline(transaction=False)
+    keys = []
+    for queue in queues:
+        for step in KOMBU_PRIORITY_STEPS:
+            keys.append(queue)
+            pipe.llen(f"{queue}{KOMBU_PRIORITY_SEPARATOR}{step}" if step else queue)
+    pipe.hlen("unacked")  # kombu's hash of delivered, unacknowledged messages
+    *lengths, unacked = pipe.execute()
+    counts = dict.fromkeys(queues, 0)
+    for queue, count in zip(keys, lengths, strict=True):
+        counts[queue] += int(count)
+    return counts, int(unacked)
+
+
+def filesystem_queue_lengths(folder: Path, queues: list[str]) -> dict[str, int]:
+    """kombu's filesystem transport keeps one file per message, named `<time>_<id>.<queue>.msg`."""
+    counts = dict.fromkeys(queues, 0)
+    suffixes = {f".{queue}.msg": queue for queue in queues}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            _, _, rest = entry.name.partition(".")
+            queue = suffixes.get(f".{rest}")
+            if queue is not None:
+                counts[queue] += 1
+    return counts
+
 
 def queued_messages(queue: str) -> int | None:
-    """Messages waiting in `queue` (all priority levels; not those a worker holds
-    unacknowledged), or None when the broker cannot tell. A passive declare: it never
-    creates the queue, and it works on every kombu transport that keeps a count."""
+    """Messages waiting in `queue` on this process's broker (not those a worker holds
+    unacknowledged), or None when it cannot tell: an unknown count must never read as
+    an empty queue."""
     from celery import current_app
-    from kombu.exceptions import ChannelError
 
+    broker = str(current_app.conf.broker_url or "")
     try:
-        with current_app.connection_for_read() as connection:
-            return int(connection.default_channel.queue_declare(queue=queue, passive=True).message_count)
-    except ChannelError as exc:
-        if getattr(exc, "code", None) == 404 or "NOT_FOUND" in str(exc):
-            return 0  # no one declared it (a broker that came back empty): it holds nothing
+        if broker.startswith(("redis://", "rediss://")):
+            import redis
+
+            client = redis.Redis.from_url(broker, socket_timeout=5, socket_connect_timeout=5)
+            try:
+                return redis_queue_lengths(client, [queue])[0][queue]
+            finally:
+                client.close()
+        if broker.startswith("filesystem://"):
+            options = current_app.conf.broker_transport_options or {}
+            return filesystem_queue_lengths(Path(options.get("data_folder_in", ".")), [queue])[queue]
+    except Exception as exc:
         log.warning("could not count the messages in queue %s: %s", queue, exc)
         return None
-    except Exception as exc:  # an unknown count must never read as an empty queue
-        log.warning("could not count the messages in queue %s: %s", queue, exc)
-        return None
+    log.warning("cannot count queued messages on broker %s", broker.partition("://")[0])
+    return None

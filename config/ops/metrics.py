@@ -26,14 +26,11 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from config.ops.health import redis_client, redis_url
+from evaluation.queues import filesystem_queue_lengths, redis_queue_lengths
 
 # Reward requests wait for their verdicts up to their deadline (REWARD["MAX_DEADLINE_S"]):
 # buckets reach that far, where the default ones stop at 10 s.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
-# kombu's Redis transport keeps a queue's messages of priority p in "<queue>\x06\x16<p>"
-# (p rounded down to a step; priority 0 in "<queue>" itself): a queue's length is their sum.
-KOMBU_PRIORITY_SEPARATOR = "\x06\x16"
-KOMBU_PRIORITY_STEPS = (0, 3, 6, 9)
 
 # No `_created` series beside every counter and histogram: they double the text for a
 # figure (the process start) nobody graphs.
@@ -98,11 +95,12 @@ class ScrapeTimeCollector(Collector):
         broker = str(settings.CELERY_BROKER_URL or "")
         try:
             if broker.startswith(("redis://", "rediss://")):
-                counts, in_flight = _redis_queue_lengths(broker, platform_queues())
+                counts, in_flight = redis_queue_lengths(redis_client(broker), platform_queues())
                 unacked.add_metric([], in_flight)
                 yield unacked
             elif broker.startswith("filesystem://"):
-                counts = _filesystem_queue_lengths(platform_queues())
+                options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}) or {}
+                counts = filesystem_queue_lengths(Path(options.get("data_folder_in", ".")), platform_queues())
             else:
                 counts = {}
         except Exception:  # Redis down: this scrape says so rather than failing whole
@@ -214,37 +212,6 @@ def execution_counts() -> dict[tuple[str, str], int]:
         .annotate(rows=Count("id"))
     )
     return {(row["status"], row["backend"] or "unknown"): row["rows"] for row in rows}
-
-
-def _redis_queue_lengths(url: str, queues: list[str]) -> tuple[dict[str, int], int]:
-    client = redis_client(url)
-    pipe = client.pipeline(transaction=False)
-    keys = []
-    for queue in queues:
-        for step in KOMBU_PRIORITY_STEPS:
-            keys.append(queue)
-            pipe.llen(f"{queue}{KOMBU_PRIORITY_SEPARATOR}{step}" if step else queue)
-    pipe.hlen("unacked")  # kombu's hash of delivered, unacknowledged messages
-    *lengths, unacked = pipe.execute()
-    counts = dict.fromkeys(queues, 0)
-    for queue, count in zip(keys, lengths, strict=True):
-        counts[queue] += int(count)
-    return counts, int(unacked)
-
-
-def _filesystem_queue_lengths(queues: list[str]) -> dict[str, int]:
-    """kombu's filesystem transport keeps one file per message, named `<time>_<id>.<queue>.msg`."""
-    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}) or {}
-    folder = Path(options.get("data_folder_in", "."))
-    counts = dict.fromkeys(queues, 0)
-    suffixes = {f".{queue}.msg": queue for queue in queues}
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            _, _, rest = entry.name.partition(".")
-            queue = suffixes.get(f".{rest}")
-            if queue is not None:
-                counts[queue] += 1
-    return counts
 
 
 _scrape_registry = CollectorRegistry(auto_describe=False)

@@ -78,7 +78,7 @@ def _stop(process: subprocess.Popen) -> None:
     indirect=["private_redis"],
 )
 def test_a_broker_restarted_mid_verification_loses_and_duplicates_nothing(
-    curator: Any, workers: Any, private_redis: PrivateRedis, reaper: bool, tmp_path: Path
+    curator: Any, broker: Any, workers: Any, private_redis: PrivateRedis, reaper: bool, tmp_path: Path
 ) -> None:
     # What recovers a broker that kept nothing: the beat's reaper (every 2 s here), run by
     # the worker, which finds a verification quiet for 4 s while the sandbox queue is empty.
@@ -88,7 +88,7 @@ def test_a_broker_restarted_mid_verification_loses_and_duplicates_nothing(
     try:
         task = _submitted_clamp(curator, slug="broker-restart", adversarial=SLOW_NO_UPPER_BOUND)
         version_pk = task.latest_version_id
-        with producer_on(workers_app(), private_redis.url, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
+        with producer_on(broker, private_redis.url, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
             verify_version.delay(version_pk)
 
         def under_way() -> Verification | None:
@@ -109,12 +109,6 @@ def test_a_broker_restarted_mid_verification_loses_and_duplicates_nothing(
     assert before.done < verification.total  # the restart really fell in the middle
     print(f"\n[broker restart, persistent={private_redis.persistent}] {verification.total} executions, "
           f"restarted at done={before.done}, finished {recovered_s:.1f} s later")  # fmt: skip
-
-
-def workers_app() -> Any:
-    from config.celery import app
-
-    return app
 
 
 # -- the reaper's rule, without workers ---------------------------------------------------------
