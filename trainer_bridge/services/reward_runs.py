@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -131,8 +131,10 @@ def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
                                                                          seed=item.batch.seed)): item
             for item in items}  # fmt: skip
     finished, busy = [], []
-    for future in as_completed(runs):
-        item = runs[future]
+    # Every verdict is written together once all are in, so waiting on each in turn
+    # costs nothing; as_completed hung a waiter on every future and woke the task's
+    # thread once per run (~0.1 ms of the worker's Python a completion).
+    for future, item in runs.items():
         try:
             finished.append(_verdict(item, future.result()))
         except PoolBusy:

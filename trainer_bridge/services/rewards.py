@@ -30,6 +30,7 @@ from evaluation.difficulty.samples import with_prompt
 from evaluation.services.verification import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
+from tasks_app.raw_rows import column_list, instance_from_row
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
@@ -131,14 +132,8 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
     """Hash -> a version with that content (any: the same content runs the same).
     A job's token may name its snapshot's versions only; a trainer (neither curator
     nor reviewer) those of the snapshots of jobs they registered."""
-    wanted = {c.version_hash for c in request.completions}
-    fields = (
-        "id",
-        "content_hash",
-        "entry_point",
-        "starter_code",
-    )  # what preparing the code needs; workers load the rest
-    found = {v.content_hash: v for v in TaskVersion.objects.filter(content_hash__in=wanted).only(*fields)}
+    wanted = sorted({c.version_hash for c in request.completions})
+    found = {v.content_hash: v for v in _versions_with_hashes(wanted)}
     errors = {f"completions[{n}].version_hash": ["No task version has this content hash."]
               for n, c in enumerate(request.completions) if c.version_hash not in found}  # fmt: skip
     if errors:
@@ -155,13 +150,43 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
     return found
 
 
+# What preparing the code needs; workers load the rest.
+_PREPARE_FIELDS = ("id", "content_hash", "entry_point", "starter_code")
+
+
+def _versions_with_hashes(hashes: list[str]) -> list[TaskVersion]:
+    """A version for each of `hashes` that some version has (several versions may share
+    content: any will do, the same content runs the same). Written out: the queryset's
+    compilation cost more Python than the lookup."""
+    marks = ", ".join(["%s"] * len(hashes))
+    sql = (f"SELECT {column_list(TaskVersion, 'v', _PREPARE_FIELDS)} FROM {TaskVersion._meta.db_table} v "  # noqa: S608 - no user input in the SQL text
+           f"WHERE v.content_hash IN ({marks})")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, hashes)
+        return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in cursor.fetchall()]
+
+
 def prepared_code(completion: str, version: TaskVersion) -> str:
     """What runs: the completion's code, behind the task's prompt when it is only a body."""
     return with_prompt(extract_code(completion), prompt=version.starter_code, entry_point=version.entry_point)
 
 
 def in_flight() -> int:
-    return RewardItem.objects.filter(status__in=("pending", "running")).count()
+    """Completions waiting for a sandbox or running (an index on status answers it)."""
+    sql = f"SELECT COUNT(*) FROM {RewardItem._meta.db_table} WHERE status IN ('pending', 'running')"  # noqa: S608 - no user input
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchone()[0]
+
+
+def _batch_by_key(user: Any, key: str) -> RewardBatch | None:
+    """The user's batch stored under idempotency key `key` (unique per user), if any."""
+    sql = (f"SELECT {column_list(RewardBatch, 'b')} FROM {RewardBatch._meta.db_table} b "  # noqa: S608 - no user input in the SQL text
+           "WHERE b.user_id = %s AND b.idempotency_key = %s")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user.pk, key])
+        row = cursor.fetchone()
+    return None if row is None else instance_from_row(RewardBatch, row)
 
 
 def _retry_after(waiting: int) -> int:
@@ -186,7 +211,7 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
     Returns (batch, created); only a created batch needs enqueueing."""
     digest = request.digest()
     if request.idempotency_key:
-        existing = RewardBatch.objects.filter(user=user, idempotency_key=request.idempotency_key).first()
+        existing = _batch_by_key(user, request.idempotency_key)
         if existing is not None:
             return _same_batch(existing, digest), False
     versions = _versions(request, job, user)

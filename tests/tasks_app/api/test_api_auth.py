@@ -84,3 +84,34 @@ def test_an_unknown_scope_is_a_400(curator, api_as):
         "/api/v1/tokens/", {"name": "x", "scopes": ["admin"]}, format="json"
     )
     assert response.status_code == 400 and "scopes[0]" in response.json()["error"]["details"]
+
+
+def test_the_token_lookup_loads_what_the_orm_loads(curator):
+    """One written-out statement replaces the ORM's two (token with user, then roles):
+    the same token, the same user, and exactly the user's platform roles, whatever
+    other groups they are in; a superuser holds every role."""
+    from django.contrib.auth.models import Group
+
+    from tasks_app.api.auth import token_with_user
+    from tasks_app.roles import ROLES, ensure_role_groups
+    from tasks_app.services.tokens import hash_secret
+
+    ensure_role_groups()
+    curator.groups.add(Group.objects.get(name="reviewer"), Group.objects.create(name="not-a-role"))
+    issued = api_token_create(user=curator, name="t", scopes=["read", "reward"],
+                              expires_at=timezone.now() + timedelta(days=1))  # fmt: skip
+    found = token_with_user(hash_secret(issued.secret))
+    stored = ApiToken.objects.select_related("user").get(pk=issued.token.pk)
+    for field in ApiToken._meta.concrete_fields:
+        assert getattr(found, field.attname) == getattr(stored, field.attname), field.name
+    for field in type(curator)._meta.concrete_fields:
+        assert getattr(found.user, field.attname) == getattr(stored.user, field.attname), field.name
+    assert found.scopes == ["read", "reward"] and found.user.pk == curator.pk
+    assert found.user._platform_roles == {"curator", "reviewer"}
+    assert token_with_user(hash_secret("tp_nothing")) is None
+
+    curator.groups.clear()
+    assert token_with_user(hash_secret(issued.secret)).user._platform_roles == frozenset()
+    curator.is_superuser = True
+    curator.save()
+    assert token_with_user(hash_secret(issued.secret)).user._platform_roles == frozenset(ROLES)

@@ -1,0 +1,51 @@
+"""Model instances from rows of hand-written SQL, converted as the ORM converts them.
+
+For the few statements on the hottest paths (every API call's authentication, every
+reward batch), where compiling a queryset cost more Python than the rest of the work:
+the statement is written once a process, and its rows become ordinary instances.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.db import connection
+
+
+def _fields(model: type, names: tuple[str, ...] | None) -> list[Any]:
+    """The named fields (default: all concrete ones) in the model's field order, the
+    order Model.from_db reads a partial row in, whatever order they are named in."""
+    return [f for f in model._meta.concrete_fields if names is None or f.name in names or f.attname in names]
+
+
+def column_list(model: type, alias: str, fields: tuple[str, ...] | None = None) -> str:
+    """`alias.col, ...` for `fields` of `model` (default: every concrete field), in order."""
+    return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _fields(model, fields))
+
+
+def column_count(model: type) -> int:
+    return len(model._meta.concrete_fields)
+
+
+@cache
+def _readers(model: type, fields: tuple[str, ...] | None) -> tuple[list[str], list[tuple[Any, list[Any]]]]:
+    """The attribute names of `fields`, and each column with the converters the ORM
+    applies to its raw values (JSON decoded; SQLite's datetimes, booleans and UUIDs parsed)."""
+    columns = []
+    for field in _fields(model, fields):
+        column = field.get_col(model._meta.db_table)
+        columns.append((column, connection.ops.get_db_converters(column) + column.get_db_converters(connection)))
+    return [f.attname for f in _fields(model, fields)], columns
+
+
+def instance_from_row(model: type, values: tuple | list, fields: tuple[str, ...] | None = None) -> Any:
+    """An instance of `model` from the values of `column_list(model, ..., fields)`, as if
+    loaded (with `.only(*fields)` when fields are named: the others load on access)."""
+    names, columns = _readers(model, fields)
+    converted = []
+    for (column, converters), value in zip(columns, values, strict=True):
+        for convert in converters:
+            value = convert(value, column, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, names, converted)
