@@ -12,6 +12,7 @@ import os
 import socket
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from evaluation.sandbox.base import AgentSandbox
@@ -111,8 +112,7 @@ class DockerSandbox(AgentSandbox):
 
     @staticmethod
     def _labels() -> dict[str, str]:
-        owner = f"{socket.gethostname()}:{os.getpid()}"
-        return {LABEL: "1", f"{LABEL}.owner": owner, f"{LABEL}.created": str(int(time.time()))}
+        return {LABEL: "1", f"{LABEL}.owner": owner_label(), f"{LABEL}.created": str(int(time.time()))}
 
     @property
     def alive(self) -> bool:
@@ -142,19 +142,62 @@ class DockerSandbox(AgentSandbox):
         self.sock.sendall(data)
 
 
+def owner_label() -> str:
+    """`<hostname>:<pid>:<start>` of this process; the start time (clock ticks since
+    boot) tells the process apart from a later one given the same pid."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid())}"
+
+
+def _start_ticks(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, starttime, counted after the name
+
+
+def owner_alive(owner: str, *, host: str) -> bool | None:
+    """Whether the process named by an owner label still runs: True or False for one
+    on this host (same hostname, same pid namespace), None for one elsewhere, which
+    this host cannot see."""
+    owner_host, _, rest = owner.partition(":")
+    pid, _, started = rest.partition(":")
+    if owner_host != host:
+        return None
+    if not pid.isdigit() or not _process_alive(int(pid)):
+        return False
+    return not started or _start_ticks(int(pid)) == started  # an old label (no start) trusts the pid
+
+
+def foreign_expiry_s() -> float:
+    """How old a container made on another host must be before it is surely no one's:
+    a pool retires sandboxes past SANDBOX_MAX_AGE_S when they come back, and a run in
+    one lasts at most its wall-time limit (10 min) plus the rerun of a failed first try."""
+    from evaluation.sandbox.pool import max_sandbox_age_s
+
+    return max_sandbox_age_s() + 2 * 600 + 300
+
+
 def reap_containers(*, everything: bool = False) -> int:
-    """Remove containers the platform made whose owning process is gone, or that no
-    longer run (or all of them with `everything`): what a crashed worker left, and what
-    a live one could not remove while the engine was away (it stops every container on
-    its way down). A sandbox in use always runs its agent, so an exited one is no one's.
-    Returns the count."""
+    """Remove the containers the platform made that are no one's (or all of them with
+    `everything`), and return the count:
+    - those whose owner process on this host is gone (what a crashed worker left);
+    - those that no longer run: a sandbox in use always runs its agent, so an exited
+      one is what the engine stopped on its way down, or what an owner could not remove;
+    - those made on another host (another replica with its own hostname) only once
+      older than any sandbox serves (foreign_expiry_s): until then their owner may be
+      alive, and removing them would fail its runs."""
     client = docker_client()
     host = socket.gethostname()
+    expiry = foreign_expiry_s()
+    now = time.time()
     removed = 0
     for container in client.containers.list(all=True, filters={"label": LABEL}):
-        owner = container.labels.get(f"{LABEL}.owner", "")
-        owner_host, _, pid = owner.partition(":")
-        alive = owner_host == host and pid.isdigit() and _process_alive(int(pid))
+        labels = container.labels
+        alive = owner_alive(labels.get(f"{LABEL}.owner", ""), host=host)
+        if alive is None:
+            created = labels.get(f"{LABEL}.created", "")
+            alive = created.isdigit() and now - int(created) < expiry
         if everything or not alive or container.status in ("exited", "dead"):
             try:
                 container.remove(force=True)

@@ -1,4 +1,4 @@
-"""Warm sandboxes, leased one run at a time, recycled after N runs or any anomaly."""
+"""Warm sandboxes, leased one run at a time, recycled after N runs, an hour, or any anomaly."""
 
 from __future__ import annotations
 
@@ -15,8 +15,17 @@ from evaluation.sandbox.errors import PoolBusy, SandboxFailure
 from evaluation.sandbox.types import hash_seed_for
 
 DEFAULT_MAX_RUNS = 1000
+# A sandbox older than this is retired when it comes back (or is found idle): what
+# lets a reaper on another host judge a container older than this plus a run's
+# longest wall time to be no one's (docker_backend.reap_containers).
+DEFAULT_MAX_AGE_S = 3600.0
 HEALTH_CHECK_AFTER_IDLE_S = 30.0
 IDLE_PER_SLOT = 4
+
+
+def max_sandbox_age_s() -> float:
+    """SANDBOX_MAX_AGE_S, or an hour: the longest a pooled sandbox serves."""
+    return float(os.environ.get("SANDBOX_MAX_AGE_S", "0") or 0) or DEFAULT_MAX_AGE_S
 
 
 class SandboxPool:
@@ -42,6 +51,7 @@ class SandboxPool:
         max_idle: int | None = None,
         reaper: Callable[[], int] | None = None,
         reap_every_s: float = 300.0,
+        max_age_s: float | None = None,
     ) -> None:
         self.factory = factory
         self.reaper = reaper
@@ -51,6 +61,7 @@ class SandboxPool:
         self.size = size or os.cpu_count() or 1
         self.max_idle = max(1, max_idle or self.size * IDLE_PER_SLOT)
         self.max_runs = max_runs
+        self.max_age_s = max_age_s or max_sandbox_age_s()
         self.wait_s = wait_s
         self._idle: list[tuple[Any, float]] = []  # oldest first
         self._leased = 0
@@ -77,7 +88,7 @@ class SandboxPool:
             yield sandbox
             healthy = sandbox.alive and not getattr(sandbox, "tainted", False)
         finally:
-            self._release(sandbox, recycle=not healthy or sandbox.runs >= self.max_runs)
+            self._release(sandbox, recycle=not healthy or sandbox.runs >= self.max_runs or self._too_old(sandbox))
 
     def reap(self) -> int:
         """Clear away what crashed workers left (containers, processes)."""
@@ -91,6 +102,9 @@ class SandboxPool:
         self.reaped += count
         return count
 
+    def _too_old(self, sandbox: Any) -> bool:
+        return time.monotonic() - getattr(sandbox, "pool_started_at", time.monotonic()) > self.max_age_s
+
     def _take_idle(self, hash_seed: int) -> Any | None:
         """The most recently returned idle sandbox of `hash_seed` that still answers."""
         for index in range(len(self._idle) - 1, -1, -1):
@@ -99,7 +113,7 @@ class SandboxPool:
                 continue
             del self._idle[index]
             stale = time.monotonic() - idle_since > HEALTH_CHECK_AFTER_IDLE_S
-            if sandbox.alive and not (stale and not sandbox.ping()):
+            if sandbox.alive and not self._too_old(sandbox) and not (stale and not sandbox.ping()):
                 return sandbox
             self._retire(sandbox)
             return self._take_idle(hash_seed)
@@ -139,6 +153,7 @@ class SandboxPool:
     def _start(self, slot: int, hash_seed: int) -> Any:
         sandbox = self.factory(slot, hash_seed)
         sandbox.start()
+        sandbox.pool_started_at = time.monotonic()
         return sandbox
 
     def _release(self, sandbox: Any, *, recycle: bool) -> None:

@@ -37,6 +37,17 @@ def test_a_warm_sandbox_is_reused_and_recycled_after_max_runs(pool):
 
 
 @needs_bwrap
+def test_a_sandbox_past_its_maximum_age_is_retired(pool):
+    # What lets another host's reaper call an old container no one's.
+    first = engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id
+    assert engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id == first
+    pool.max_age_s = 0.05
+    time.sleep(0.1)
+    third = engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id  # found idle and too old
+    assert third != first and pool.stats()["recycled"] == 1
+
+
+@needs_bwrap
 def test_a_sandbox_first_leased_on_a_thread_that_ends_stays_warm(pool):
     # bwrap dies with its parent *thread* (PR_SET_PDEATHSIG): the pool starts sandboxes
     # on threads of its own, so one leased from a short-lived worker thread survives it.
@@ -136,22 +147,60 @@ def test_the_bwrap_reaper_kills_processes_of_a_sandbox_whose_owner_is_gone():
         sandbox.close()
 
 
+def test_an_owner_label_names_a_live_process_only_while_it_lives():
+    import os
+    import socket
+    import subprocess
+
+    from evaluation.sandbox.docker_backend import owner_alive, owner_label
+
+    host = socket.gethostname()
+    me = owner_label()
+    assert me.startswith(f"{host}:{os.getpid()}:") and owner_alive(me, host=host) is True
+    pid = os.getpid()
+    assert owner_alive(f"{host}:{pid}:1", host=host) is False  # the pid, reused by a later process
+    assert owner_alive(f"{host}:{pid}", host=host) is True  # a label from before start times: the pid alone
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert owner_alive(f"{host}:{gone.pid}:1", host=host) is False
+    assert owner_alive(f"{host}:not-a-pid", host=host) is False
+    assert owner_alive(f"elsewhere:{pid}:1", host=host) is None  # another host: cannot tell
+
+
 @needs_docker
-def test_the_docker_reaper_removes_containers_whose_owner_is_gone():
-    from evaluation.sandbox.docker_backend import LABEL, DockerSandbox, docker_client, reap_containers
+def test_the_docker_reaper_removes_containers_no_one_owns_and_leaves_other_hosts_young_ones():
+    import socket
+    import subprocess
+
+    from evaluation.sandbox.docker_backend import LABEL, DockerSandbox, docker_client, foreign_expiry_s, reap_containers
 
     sandbox = DockerSandbox().start()
     client = docker_client()
-    orphan = client.containers.create("taskplatform-sandbox:latest", command=["true"],
-                                      labels={LABEL: "1", f"{LABEL}.owner": "nohost:999999999"})  # fmt: skip
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    now = int(time.time())
+
+    def made(owner: str, created: int) -> object:
+        labels = {LABEL: "1", f"{LABEL}.owner": owner, f"{LABEL}.created": str(created)}
+        return client.containers.create("taskplatform-sandbox:latest", command=["true"], labels=labels)
+
+    orphan = made(f"{socket.gethostname()}:{gone.pid}:1", now)  # its owner on this host is gone
+    young = made("another-replica:7:123", now)  # another host's, as young as any live sandbox
+    old = made("another-replica:7:123", now - int(foreign_expiry_s()) - 60)  # older than any sandbox serves
     try:
         reap_containers()
         remaining = {c.id for c in client.containers.list(all=True, filters={"label": LABEL})}
-        assert orphan.id not in remaining
+        assert orphan.id not in remaining and old.id not in remaining
+        assert young.id in remaining
         assert sandbox.container.id in remaining  # its owner (this process) is alive
         assert sandbox.ping()
     finally:
         sandbox.close()
+        for container in (orphan, young, old):
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: S110 - the reaper took it
+                pass
 
 
 @needs_bwrap
