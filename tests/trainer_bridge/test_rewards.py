@@ -198,6 +198,43 @@ def test_a_full_queue_answers_busy_with_retry_after(curator, settings, api_as):
     assert RewardBatch.objects.count() == 1  # nothing stored for the refused batch
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_batches_counted_side_by_side_never_pass_the_limit_together(curator, settings, monkeypatch):
+    """Admission is counted and inserted under one lock: the second submitter counts
+    only once the first has committed. The first's insert is slowed to hold the window
+    open; counted side by side, both batches of 2 would fit a limit of 2."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    settings.REWARD = {**rewards.options(), "MAX_IN_FLIGHT": 2}
+    task = make_task(owner=curator)
+    body = [{"version_hash": _hash(task), "completion": CORRECT}] * 2
+    insert = rewards._insert_batch
+    monkeypatch.setattr(rewards, "_insert_batch", lambda batch: (insert(batch), time.sleep(0.5)))
+    outcomes: list[str] = []
+    start = threading.Barrier(2)
+
+    def submit() -> None:
+        start.wait()
+        try:
+            rewards.rewards_submit(user=curator, request=_request(body))
+            outcomes.append("stored")
+        except TooBusy:
+            outcomes.append("busy")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["busy", "stored"]
+    assert RewardItem.objects.count() == 2
+
+
 @pytest.mark.django_db
 def test_retry_after_reads_the_rate_of_a_burst_after_a_quiet_spell(curator):
     from datetime import timedelta

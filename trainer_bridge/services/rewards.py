@@ -215,13 +215,6 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
         if existing is not None:
             return _same_batch(existing, digest), False
     versions = _versions(request, job, user)
-    waiting = in_flight()
-    if waiting + len(request.completions) > options()["MAX_IN_FLIGHT"]:
-        raise TooBusy(
-            f"{waiting} completions are waiting for a sandbox; this batch of {len(request.completions)} "
-            f"would pass the limit of {options()['MAX_IN_FLIGHT']}. Retry after the time in Retry-After.",
-            retry_after=_retry_after(waiting),
-        )
     rows = []
     for n, c in enumerate(request.completions):
         version = versions[c.version_hash]
@@ -234,6 +227,7 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
                         size=len(request.completions), created_at=now)  # fmt: skip
     try:
         with transaction.atomic():
+            _admit(len(rows))
             _insert_batch(batch)
             # Kept for chunks_of: the enqueue that follows needs no query.
             batch.created_item_ids = _insert_items(batch, rows, now)
@@ -242,6 +236,28 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
         existing = RewardBatch.objects.get(user=user, idempotency_key=request.idempotency_key)
         return _same_batch(existing, digest), False
     return batch, True
+
+
+# Submitters count what is in flight and insert under this lock, one at a time: two
+# batches counted side by side would both fit and together pass the limit.
+_ADMISSION_LOCK = 0x7245_7761_7264  # any constant of our own: pg_advisory_xact_lock's key
+
+
+def _admit(size: int) -> None:
+    """Refuse (TooBusy, with Retry-After) a batch of `size` that would take the
+    completions in flight past REWARD MAX_IN_FLIGHT. Called in the transaction that
+    inserts the batch: on PostgreSQL it takes an advisory lock held to the commit; on
+    SQLite the transaction itself holds the database's write lock (IMMEDIATE)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADMISSION_LOCK])
+    waiting, limit = in_flight(), options()["MAX_IN_FLIGHT"]
+    if waiting + size > limit:
+        raise TooBusy(
+            f"{waiting} completions are waiting for a sandbox; this batch of {size} would pass the limit of "
+            f"{limit}. Retry after the time in Retry-After.",
+            retry_after=_retry_after(waiting),
+        )
 
 
 def _same_batch(existing: RewardBatch, digest: str) -> RewardBatch:
