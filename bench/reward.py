@@ -2,9 +2,9 @@
 
 Figures:
 - reward_over_raw_sandbox: completions scored per second through the reward API
-  (real HTTP to gunicorn, batches of 16 from concurrent clients, a real Celery
-  worker on Redis running the chunks on its warm bwrap pool, PostgreSQL
-  holding every batch and verdict) over the raw engine's
+  (real HTTP to gunicorn with a training job's token, batches of 16 from
+  concurrent clients, a real Celery worker on Redis running the chunks on its
+  warm bwrap pool, PostgreSQL holding every batch and verdict) over the raw engine's
   (`evaluation.sandbox.engine.run` on the same warm pool size, on threads, no
   database, no HTTP) on the very same completions. Goal >= 0.8.
 - reward_latency_p50_s / reward_latency_p99_s: one batch of 16, posted to answered.
@@ -98,7 +98,7 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=1, help="each completion this many times a round")
-    parser.add_argument("--rounds", type=int, default=3, help="raw engine, then the API, this many times")
+    parser.add_argument("--rounds", type=int, default=5, help="raw engine, then the API, this many times")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--limit", type=int, default=None, help="only the first N HumanEval tasks")
@@ -119,7 +119,9 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     from evaluation import audit
     from evaluation.requests import run_request_for
     from evaluation.sandbox import engine
-    from tasks_app.services import api_token_create
+    from tasks_app.models import State, Task
+    from trainer_bridge.services.jobs import job_register
+    from trainer_bridge.services.pools import pool_create, snapshot_create
     from trainer_bridge.services.rewards import prepared_code
 
     say(f"importing HumanEval (logs under {SCRATCH})")
@@ -145,7 +147,12 @@ def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
                           web_processes=args.web_processes, web_threads=args.clients * 2,
                           log_level=LOG_LEVEL)  # fmt: skip
     worker, web = processes[-2], processes[-1]
-    secret = api_token_create(user=actor, name="bench", scopes=["reward", "read"]).secret
+    # As a training job asks: with its job's token, held to its snapshot (approval is a
+    # reviewer's click; here it is the bench's setup).
+    for version in versions:
+        Task.objects.filter(pk=version.task_id).update(state=State.APPROVED, approved_version=version)
+    snapshot, _ = snapshot_create(pool=pool_create(slug="bench-reward", title="Bench", criteria={}))
+    secret = job_register(user=actor, name="bench-reward", snapshot_hash=snapshot.hash).secret
     bodies = [
         [{"version_hash": v.content_hash, "completion": c, "id": str(n)} for n, (v, c) in enumerate(chunk)]
         for chunk in (items[i : i + args.batch] for i in range(0, len(items), args.batch))

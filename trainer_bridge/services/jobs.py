@@ -12,18 +12,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cache
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from evaluation.models import Attempt, Solver
 from tasks_app.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import ApiToken
+from tasks_app.raw_rows import column_count, column_list, instance_from_row
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from tasks_app.services.tokens import api_token_create
-from trainer_bridge.models import REWARD_MODES, JobMetric, Snapshot, SnapshotMember, TrainingJob
+from trainer_bridge.models import REWARD_MODES, JobMetric, Pool, Snapshot, SnapshotMember, TrainingJob
 
 JOB_SCOPES = ["job", "export", "reward"]  # no "read"/"write": a job token reaches nothing else
 MAX_METRICS = 1000  # entries per post
@@ -40,10 +42,36 @@ class RegisteredJob:
 
 
 def job_of_token(token: Any) -> TrainingJob | None:
-    """The job a token is bound to, if it is a job's token."""
+    """The job a token is bound to, if it is a job's token, with its snapshot and the
+    snapshot's pool; kept on the token for the rest of the request."""
     if not isinstance(token, ApiToken) or "job" not in token.scopes:
         return None  # only a job's own token holds the `job` scope: no query for the others
-    return TrainingJob.objects.select_related("snapshot", "snapshot__pool").filter(token=token).first()
+    if "_job" not in token.__dict__:
+        token._job = _job_with_snapshot(token.pk)
+    return token._job
+
+
+@cache
+def _job_statement() -> str:
+    """Written out once a process: a job's token asks for every reward batch with it,
+    and the ORM's select_related compiled afresh each time."""
+    jobs, snapshots, pools = TrainingJob._meta.db_table, Snapshot._meta.db_table, Pool._meta.db_table
+    return (f"SELECT {column_list(TrainingJob, 'j')}, {column_list(Snapshot, 's')}, {column_list(Pool, 'p')} "  # noqa: S608 - no user input in the SQL text
+            f"FROM {jobs} j JOIN {snapshots} s ON s.id = j.snapshot_id JOIN {pools} p ON p.id = s.pool_id "
+            "WHERE j.token_id = %s")  # fmt: skip
+
+
+def _job_with_snapshot(token_id: int) -> TrainingJob | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_job_statement(), [token_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    first, second = column_count(TrainingJob), column_count(TrainingJob) + column_count(Snapshot)
+    job = instance_from_row(TrainingJob, row[:first])
+    job.snapshot = instance_from_row(Snapshot, row[first:second])
+    job.snapshot.pool = instance_from_row(Pool, row[second:])
+    return job
 
 
 def readable_snapshot_ids(*, user: Any, token: Any, snapshots: list[Snapshot]) -> set[int]:
