@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from evaluation.models import Execution
@@ -20,6 +21,7 @@ from evaluation.services import (
     verification_finish,
     verification_plan,
     verifications_reap,
+    versions_unplanned,
 )
 from evaluation.services.config import VerifyConfig
 from evaluation.services.difficulty import difficulty_fit_create
@@ -92,7 +94,8 @@ def finish_verification(verification_id: int) -> str:
 @shared_task(name="evaluation.reap_verifications")
 def reap_verifications() -> int:
     """Periodic (beat): resume verifications stuck past their deadline, or stalled
-    while the sandbox queue is empty (their messages were lost)."""
+    while the sandbox queue is empty (their messages were lost); and ask again for
+    those never planned while the queue verify_version waits on is empty."""
     waiting = queued_messages(SANDBOX_QUEUE)
     resumed = verifications_reap(queue_idle=waiting == 0)
     if resumed:
@@ -102,7 +105,17 @@ def reap_verifications() -> int:
         log.info("no verification to resume (sandbox queue: %s messages)", waiting)
     for verification_id, todo in resumed:
         enqueue_executions(verification_id, todo)
-    return len(resumed)
+    # A verify_version message waiting behind a bulk submit is a backlog, not a loss.
+    unplanned = versions_unplanned() if queued_messages(_default_queue()) == 0 else []
+    if unplanned:
+        log.warning("asking again for %d verifications never planned: versions %s", len(unplanned), unplanned)
+    for version_id in unplanned:
+        verify_version.delay(version_id)
+    return len(resumed) + len(unplanned)
+
+
+def _default_queue() -> str:
+    return str(getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", None) or "celery")
 
 
 # -- rollouts and difficulty ---------------------------------------------------------------

@@ -10,6 +10,7 @@ from evaluation.services.verification import (
     verification_run_inline,
     verifications_reap,
     verifications_run,
+    versions_unplanned,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "verifications_reap",
     "verifications_request_many",
     "verifications_run",
+    "versions_unplanned",
 ]

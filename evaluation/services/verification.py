@@ -479,6 +479,34 @@ def verification_run_inline(
     return Verification.objects.get(pk=verification_id)
 
 
+UNPLANNED_RESENT_AT_ONCE = 500
+
+
+def versions_unplanned(*, now: Any = None) -> list[int]:
+    """Submitted versions whose verification was never planned, for the reaper to ask
+    for again: the task has sat in `submitted` for VERIFICATION STALL_AFTER_S with no
+    verification under the current configuration past `queued`. Its verify_version
+    message was lost (a broker that came back empty, a worker that died with it)
+    before any row recorded the work, so nothing else would ever resume it. Only
+    where submitting starts a verification (VERIFICATION ON_SUBMIT); at most
+    UNPLANNED_RESENT_AT_ONCE a sweep. Planning again is harmless: it finds the rows a
+    plan made and runs only what is left."""
+    from django.db.models import Exists, OuterRef
+
+    from tasks_app.models import Task
+
+    if not settings.VERIFICATION.get("ON_SUBMIT", True):
+        return []
+    now = now or timezone.now()
+    quiet_since = now - timedelta(seconds=float(settings.VERIFICATION["STALL_AFTER_S"]))
+    planned = Verification.objects.filter(
+        version_id=OuterRef("latest_version_id"), config_hash=VerifyConfig.from_settings().hash()
+    ).exclude(state=VerificationState.QUEUED)
+    waiting = Task.objects.filter(state=State.SUBMITTED, updated_at__lt=quiet_since, latest_version__isnull=False)
+    ids = waiting.exclude(Exists(planned)).order_by("updated_at").values_list("latest_version_id", flat=True)
+    return list(ids[:UNPLANNED_RESENT_AT_ONCE])
+
+
 def verifications_reap(*, now: Any = None, queue_idle: bool = False) -> list[tuple[int, list[int]]]:
     """Verifications to resume: give each a new deadline and return the executions to
     enqueue again (pending, claimed by a dead worker, or failed by the sandbox).

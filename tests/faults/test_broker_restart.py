@@ -144,3 +144,61 @@ def test_the_sandbox_queue_is_counted_by_the_broker(broker: Any) -> None:
     for n in range(3):
         broker.send_task("evaluation.no_such_task", args=(n,), queue=SANDBOX_QUEUE)
     assert queued_messages(SANDBOX_QUEUE) == 3
+
+
+def test_a_submitted_version_never_planned_is_asked_for_again(curator: Any, settings: Any) -> None:
+    """A verify_version message lost before the worker recorded anything leaves no row
+    that a stalled-verification rule could find: the task just sits in `submitted`."""
+    from evaluation.services import VerifyConfig, versions_unplanned
+    from tasks_app.models import Task
+
+    settings.VERIFICATION = {**settings.VERIFICATION, "STALL_AFTER_S": 60, "ON_SUBMIT": True}
+    config_hash = VerifyConfig.from_settings().hash()
+    long_ago = timezone.now() - timedelta(seconds=120)
+
+    def submitted(slug: str, *, state: str | None = None, config: str = config_hash, quiet: bool = True) -> int:
+        task = _submitted_clamp(curator, slug=slug)
+        if state is not None:
+            Verification.objects.create(version_id=task.latest_version_id, config_hash=config, config={}, state=state)
+        if quiet:
+            Task.objects.filter(pk=task.pk).update(updated_at=long_ago)
+        return task.latest_version_id
+
+    lost = submitted("lost")
+    queued_only = submitted("queued-only", state=VerificationState.QUEUED)  # its planner died before planning
+    other_config = submitted("other-config", state=VerificationState.DONE, config="f" * 64)
+    submitted("running", state=VerificationState.RUNNING)
+    submitted("recent", quiet=False)
+    draft = submitted("draft")
+    Task.objects.filter(latest_version_id=draft).update(state="draft", updated_at=long_ago)
+
+    assert sorted(versions_unplanned()) == sorted([lost, queued_only, other_config])
+    settings.VERIFICATION = {**settings.VERIFICATION, "ON_SUBMIT": False}
+    assert versions_unplanned() == []  # submitting starts nothing here: nothing was lost
+
+
+@pytest.mark.parametrize("private_redis", [False], ids=["redis-loses-its-data"], indirect=True)
+def test_a_verification_whose_message_the_broker_lost_before_any_worker_saw_it_still_runs(
+    curator: Any, broker: Any, workers: Any, private_redis: PrivateRedis, tmp_path: Path, settings: Any
+) -> None:
+    """Submitted while no worker runs, the message is lost with a Redis that keeps
+    nothing; once workers and the beat are up, the reaper finds the task quiet in
+    `submitted` with nothing planned and asks for its verification again."""
+    settings.VERIFICATION = {**settings.VERIFICATION, "ON_SUBMIT": True}
+    with producer_on(broker, private_redis.url, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
+        task = _submitted_clamp(curator, slug="lost-on-submit")  # verify_version goes to the private Redis
+        assert queued_messages("celery") == 1
+    private_redis.restart()  # comes back empty
+    with producer_on(broker, private_redis.url, {"visibility_timeout": VISIBILITY_TIMEOUT_S}):
+        assert queued_messages("celery") == 0
+
+    env = {"CELERY_BROKER_URL": private_redis.url, "VERIFY_STALL_AFTER_S": "3", "VERIFY_ON_SUBMIT": "1", **FAST}
+    workers.start("w1@host-a", **env)
+    beat = _start_beat({**workers.base_env, **env, "VERIFY_REAP_EVERY_S": "2"}, tmp_path)
+    try:
+        verification = _wait_state(workers, task.latest_version_id, VerificationState.DONE, timeout=120)
+    finally:
+        _stop(beat)
+    _assert_complete_and_unique(verification)
+    task.refresh_from_db()
+    assert task.state != "submitted"
