@@ -13,6 +13,23 @@ from typing import Any
 from django.db import connection
 
 
+def placeholders(count: int) -> str:
+    """`%s, %s, ...`: the parameter marks of an IN list of `count` values."""
+    return ", ".join(["%s"] * count)
+
+
+def fetch_rows(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def fetch_row(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
 def _fields(model: type, names: tuple[str, ...] | None) -> list[Any]:
     """The named fields (default: all concrete ones) in the model's field order, the
     order Model.from_db reads a partial row in, whatever order they are named in."""

@@ -13,12 +13,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from tasks_app.models import ApiToken
-from tasks_app.raw_rows import column_count, column_list, instance_from_row
+from tasks_app.raw_rows import column_count, column_list, fetch_rows, instance_from_row, placeholders
 from tasks_app.roles import ROLES
 from tasks_app.services.tokens import SCOPES, hash_secret
 
@@ -31,7 +30,7 @@ def _lookup_statement() -> str:
     replaces (the token with its user, then the roles) on each."""
     user_model = get_user_model()
     memberships = user_model.groups.through._meta.db_table
-    roles = ", ".join(["%s"] * len(ROLES))
+    roles = placeholders(len(ROLES))
     return (f"SELECT {column_list(ApiToken, 't')}, {column_list(user_model, 'u')}, g.name "  # noqa: S608 - no user input in the SQL text
             f"FROM {ApiToken._meta.db_table} t JOIN {user_model._meta.db_table} u ON u.id = t.user_id "
             f"LEFT JOIN {memberships} m ON m.user_id = u.id "
@@ -42,9 +41,7 @@ def _lookup_statement() -> str:
 def token_with_user(key_hash: str) -> ApiToken | None:
     """The token stored under `key_hash` with its user attached and the user's roles
     cached on it (as tasks_app.roles.user_roles would find them), or None."""
-    with connection.cursor() as cursor:
-        cursor.execute(_lookup_statement(), [*ROLES, key_hash])
-        rows = cursor.fetchall()
+    rows = fetch_rows(_lookup_statement(), [*ROLES, key_hash])
     if not rows:
         return None
     user_model = get_user_model()

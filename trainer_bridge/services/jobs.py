@@ -15,14 +15,14 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from evaluation.models import Attempt, Solver
 from tasks_app.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import ApiToken
-from tasks_app.raw_rows import column_count, column_list, instance_from_row
+from tasks_app.raw_rows import column_count, column_list, fetch_row, instance_from_row
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from tasks_app.services.tokens import api_token_create
 from trainer_bridge.models import REWARD_MODES, JobMetric, Pool, Snapshot, SnapshotMember, TrainingJob
@@ -62,9 +62,7 @@ def _job_statement() -> str:
 
 
 def _job_with_snapshot(token_id: int) -> TrainingJob | None:
-    with connection.cursor() as cursor:
-        cursor.execute(_job_statement(), [token_id])
-        row = cursor.fetchone()
+    row = fetch_row(_job_statement(), [token_id])
     if row is None:
         return None
     first, second = column_count(TrainingJob), column_count(TrainingJob) + column_count(Snapshot)

@@ -23,6 +23,7 @@ from django.utils import timezone
 from evaluation.requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.models import TaskVersion
+from tasks_app.raw_rows import placeholders
 from trainer_bridge.models import RewardBatch, RewardItem
 from trainer_bridge.services import wakeups
 from trainer_bridge.services.rewards import options
@@ -40,7 +41,7 @@ def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[RewardItem]:
     statement: the batch's fields come back with each row."""
     stale = now - STALE_CLAIM
     table, batches = RewardItem._meta.db_table, RewardBatch._meta.db_table
-    marks = ", ".join(["%s"] * len(item_ids))
+    marks = placeholders(len(item_ids))
     sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
            f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
            f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code, "
@@ -223,7 +224,7 @@ def _finish_batches(batch_ids: set[Any]) -> None:
         return
     batches, items = RewardBatch._meta.db_table, RewardItem._meta.db_table
     key = RewardBatch._meta.pk
-    marks = ", ".join(["%s"] * len(batch_ids))
+    marks = placeholders(len(batch_ids))
     waiting = f"SELECT 1 FROM {items} i WHERE i.batch_id = {batches}.id AND i.finished_at IS NULL"  # noqa: S608 - no user input
     sql = (f"UPDATE {batches} SET finished_at = %s WHERE id IN ({marks}) AND finished_at IS NULL "  # noqa: S608 - no user input
            f"AND NOT EXISTS ({waiting})")  # fmt: skip

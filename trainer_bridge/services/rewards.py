@@ -30,7 +30,7 @@ from evaluation.difficulty.samples import with_prompt
 from evaluation.services.verification import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import column_list, instance_from_row
+from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, instance_from_row, placeholders
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
@@ -150,12 +150,9 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
 
 def _in_job_snapshot(job: TrainingJob, hashes: list[str]) -> set[str]:
     """Which of `hashes` the job's snapshot holds (written out: asked on every batch)."""
-    marks = ", ".join(["%s"] * len(hashes))
     sql = (f"SELECT DISTINCT content_hash FROM {SnapshotMember._meta.db_table} "  # noqa: S608 - no user input in the SQL text
-           f"WHERE snapshot_id = %s AND content_hash IN ({marks})")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [job.snapshot_id, *hashes])
-        return {row[0] for row in cursor.fetchall()}
+           f"WHERE snapshot_id = %s AND content_hash IN ({placeholders(len(hashes))})")  # fmt: skip
+    return {row[0] for row in fetch_rows(sql, [job.snapshot_id, *hashes])}
 
 
 def _in_own_jobs_snapshots(user: Any, hashes: list[str]) -> set[str]:
@@ -172,12 +169,9 @@ def _versions_with_hashes(hashes: list[str]) -> list[TaskVersion]:
     """A version for each of `hashes` that some version has (several versions may share
     content: any will do, the same content runs the same). Written out: the queryset's
     compilation cost more Python than the lookup."""
-    marks = ", ".join(["%s"] * len(hashes))
     sql = (f"SELECT {column_list(TaskVersion, 'v', _PREPARE_FIELDS)} FROM {TaskVersion._meta.db_table} v "  # noqa: S608 - no user input in the SQL text
-           f"WHERE v.content_hash IN ({marks})")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, hashes)
-        return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in cursor.fetchall()]
+           f"WHERE v.content_hash IN ({placeholders(len(hashes))})")  # fmt: skip
+    return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in fetch_rows(sql, hashes)]
 
 
 def prepared_code(completion: str, version: TaskVersion) -> str:
@@ -188,18 +182,14 @@ def prepared_code(completion: str, version: TaskVersion) -> str:
 def in_flight() -> int:
     """Completions waiting for a sandbox or running (an index on status answers it)."""
     sql = f"SELECT COUNT(*) FROM {RewardItem._meta.db_table} WHERE status IN ('pending', 'running')"  # noqa: S608 - no user input
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
-        return cursor.fetchone()[0]
+    return fetch_row(sql)[0]
 
 
 def _batch_by_key(user: Any, key: str) -> RewardBatch | None:
     """The user's batch stored under idempotency key `key` (unique per user), if any."""
     sql = (f"SELECT {column_list(RewardBatch, 'b')} FROM {RewardBatch._meta.db_table} b "  # noqa: S608 - no user input in the SQL text
            "WHERE b.user_id = %s AND b.idempotency_key = %s")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [user.pk, key])
-        row = cursor.fetchone()
+    row = fetch_row(sql, [user.pk, key])
     return None if row is None else instance_from_row(RewardBatch, row)
 
 
