@@ -424,6 +424,11 @@ class Judge:
     def drain(self) -> None:
         """End every solution process and read all it wrote, so the output limit is
         judged on everything written, not on how far a reader thread had got."""
+        # One round trip to the zygote before the verdict goes out: a run that killed or
+        # stopped it must not pass for one this sandbox can vouch for (nor leave a broken
+        # sandbox in the pool for the next run to fail on). Asked first, so the zygote
+        # answers while the solution processes hang up; the answer is awaited below.
+        self._ctl_send({"op": "ping"})
         for child in self.children:
             if child.chan is not None:
                 child.chan.close()  # end of input: a serving candidate exits
@@ -439,10 +444,6 @@ class Judge:
         for child in self.children:  # a serving process lingers after hanging up: measure it there
             if child.exit is None and child.chan is not None:
                 child.exit = _lingering_usage(child.pid)
-        # One round trip to the zygote before the verdict goes out: a run that killed or
-        # stopped it must not pass for one this sandbox can vouch for (nor leave a broken
-        # sandbox in the pool for the next run to fail on).
-        self._ctl_send({"op": "ping"})
         if self._wait_for(lambda m: m.get("op") == "pong", 0.5) is None:
             raise ChannelLost("the zygote did not answer after the run")
         end = time.monotonic() + 0.5
