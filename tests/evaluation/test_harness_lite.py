@@ -136,3 +136,36 @@ def test_cold_sandboxes_seed_random_for_the_solution_and_the_tests():
     messages = [[t.message for t in r.tests] for r in runs]
     assert messages[0] == messages[1] == messages[2]
     assert len(set(messages[0])) == 3  # the draws go on from test to test: the generator is seeded, not reset
+
+
+REHEARSALS = """
+import gc, json, os, sys
+from harness import agent
+
+def state():
+    gc.collect()
+    return sorted(os.listdir("/proc/self/fd")), sorted(sys.modules)
+
+devnull = os.open(os.devnull, os.O_RDONLY)
+before = state()
+agent.rehearse_solution(devnull)
+agent.rehearse_zygote()
+garbage = gc.collect()
+after = state()
+code_files = [getattr(getattr(o, "__code__", None), "co_filename", "") for o in gc.get_objects()]
+print(json.dumps({"fds": [before[0], after[0]], "new_modules": sorted(set(after[1]) - set(before[1])),
+                  "garbage": garbage, "rehearsed_functions": code_files.count(os.path.abspath("solution.py"))}))
+"""
+
+
+def test_the_rehearsals_leave_nothing_behind(tmp_path):
+    """A spare walks a run's path before its run, and the zygote its part after each
+    fork (agent.rehearse_*): no descriptor, module, object or cycle may outlive them,
+    or a candidate would find what no fresh process holds."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HARNESS_PARENT), "HARNESS_SCRATCH": str(tmp_path)}
+    completed = subprocess.run(["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", REHEARSALS], env=env,
+                               capture_output=True, text=True, check=False)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    seen = json.loads(completed.stdout)
+    assert seen["fds"][0] == seen["fds"][1]
+    assert seen["new_modules"] == [] and seen["garbage"] == 0 and seen["rehearsed_functions"] == 0
