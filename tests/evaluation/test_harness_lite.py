@@ -138,7 +138,7 @@ def test_cold_sandboxes_seed_random_for_the_solution_and_the_tests():
     assert len(set(messages[0])) == 3  # the draws go on from test to test: the generator is seeded, not reset
 
 
-REHEARSALS = """
+REHEARSAL = """
 import gc, json, os, sys
 from harness import agent
 
@@ -149,7 +149,6 @@ def state():
 devnull = os.open(os.devnull, os.O_RDONLY)
 before = state()
 agent.rehearse_solution(devnull)
-agent.rehearse_zygote()
 garbage = gc.collect()
 after = state()
 code_files = [getattr(getattr(o, "__code__", None), "co_filename", "") for o in gc.get_objects()]
@@ -158,12 +157,12 @@ print(json.dumps({"fds": [before[0], after[0]], "new_modules": sorted(set(after[
 """
 
 
-def test_the_rehearsals_leave_nothing_behind(tmp_path):
-    """A spare walks a run's path before its run, and the zygote its part after each
-    fork (agent.rehearse_*): no descriptor, module, object or cycle may outlive them,
-    or a candidate would find what no fresh process holds."""
+def test_the_rehearsal_leaves_nothing_behind(tmp_path):
+    """A spare walks a run's path before its run (agent.rehearse_solution): no
+    descriptor, module, object or cycle may outlive the walk, or a candidate would
+    find what no fresh process holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HARNESS_PARENT), "HARNESS_SCRATCH": str(tmp_path)}
-    completed = subprocess.run(["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", REHEARSALS], env=env,
+    completed = subprocess.run(["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", REHEARSAL], env=env,
                                capture_output=True, text=True, check=False)  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]
     seen = json.loads(completed.stdout)
