@@ -28,6 +28,7 @@ import time
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -401,12 +402,12 @@ class Spare:
             pass
 
 
-def rehearse_solution(devnull: int) -> None:
+def rehearse_solution(devnull: int) -> Iterator[None]:
     """Walk, with a throwaway pipe and source, the path a solution process takes once
     its run is known (see solution.REHEARSAL_SOURCE for why); it changes nothing a
-    run can see. A spare calls it through _quietly: a rehearsal that fails costs only
-    the time it was to save. (The zygote's own share of a run, rehearsed the same
-    way, saved nothing measurable and cost 0.3 ms of CPU per run: it is not.)"""
+    run can see. A generator, paused between steps: see _spare_main. (The zygote's
+    own share of a run, rehearsed the same way, saved nothing measurable and cost
+    0.3 ms of CPU per run: it is not.)"""
     source_r, source_w = os.pipe()
     os.write(source_w, solution.REHEARSAL_SOURCE.encode())
     os.close(source_w)
@@ -419,19 +420,28 @@ def rehearse_solution(devnull: int) -> None:
     for limit in (resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE,
                   resource.RLIMIT_CORE, resource.RLIMIT_NPROC):  # fmt: skip
         resource.getrlimit(limit)
-    solution.rehearse(source)
+    yield
+    yield from solution.rehearse(source)
 
 
-def _quietly(function: Any, *args: Any) -> None:
+def _rehearse_until_called(devnull: int, sock: lite.Socket) -> None:
+    """Rehearse step by step, and stop as soon as the run's order is waiting: under a
+    steady stream of runs the next one often comes before a rehearsal would end, and
+    it must not wait for it. A rehearsal that fails costs only the time it was to save."""
+    steps = rehearse_solution(devnull)
     try:
-        function(*args)
-    except Exception:  # noqa: S110 - a rehearsal's failure changes nothing but its time
+        for _ in steps:
+            if select.select([sock], [], [], 0)[0]:
+                break
+    except Exception:  # noqa: S110 - see the docstring
         pass
+    finally:
+        steps.close()
 
 
 def _spare_main(sock: lite.Socket) -> None:
     devnull = _prepare_solution()
-    _quietly(rehearse_solution, devnull)
+    _rehearse_until_called(devnull, sock)
     try:
         data, fds, _flags, _addr = lite.recv_fds(sock, 65536, 8)
     except OSError:

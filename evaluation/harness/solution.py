@@ -13,6 +13,7 @@ from . import codec, protocol
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 SOLUTION_MODULE = "solution"
@@ -188,16 +189,19 @@ def _answer(request: dict[str, Any], module: types.ModuleType, objects: _Objects
 REHEARSAL_SOURCE = "def add(a, b):\n    return a + b\n"
 
 
-def rehearse(source: str) -> None:
+def rehearse(source: str) -> Iterator[None]:
     """Load `source` (REHEARSAL_SOURCE) as serve_calls loads a candidate, but into no
-    module table, and answer one call to it through a pipe as a run would. Leaves
-    nothing behind: the module is emptied, the pipe closed."""
+    module table, and answer one call to it through a pipe as a run would; a
+    generator that pauses between steps, so a spare can stop when its run comes.
+    Leaves nothing behind, finished or stopped: the module emptied, the pipe closed."""
     module = _module()
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own two lines
     read_end, write_end = os.pipe()
     try:
+        exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own two lines
+        yield
         protocol.send(write_end, {"loaded": True})
         protocol.receive(read_end)
+        yield
         call = {"id": 1, "op": "call", "name": "add", "args": codec.encode((1, 2)), "kwargs": codec.encode({})}
         protocol.send(write_end, call)
         protocol.send(write_end, _answer(protocol.receive(read_end), module, _Objects()))

@@ -147,24 +147,33 @@ def state():
     return sorted(os.listdir("/proc/self/fd")), sorted(sys.modules)
 
 devnull = os.open(os.devnull, os.O_RDONLY)
+steps = 0
 before = state()
-agent.rehearse_solution(devnull)
+for _ in agent.rehearse_solution(devnull):
+    steps += 1
+for stop_after in (1, 2):  # a spare stops where its run's order finds it
+    walk = agent.rehearse_solution(devnull)
+    for _ in range(stop_after):
+        next(walk)
+    walk.close()
 garbage = gc.collect()
 after = state()
 code_files = [getattr(getattr(o, "__code__", None), "co_filename", "") for o in gc.get_objects()]
+rehearsed = code_files.count(os.path.abspath("solution.py"))
 print(json.dumps({"fds": [before[0], after[0]], "new_modules": sorted(set(after[1]) - set(before[1])),
-                  "garbage": garbage, "rehearsed_functions": code_files.count(os.path.abspath("solution.py"))}))
+                  "garbage": garbage, "steps": steps, "rehearsed_functions": rehearsed}))
 """
 
 
 def test_the_rehearsal_leaves_nothing_behind(tmp_path):
-    """A spare walks a run's path before its run (agent.rehearse_solution): no
-    descriptor, module, object or cycle may outlive the walk, or a candidate would
-    find what no fresh process holds."""
+    """A spare walks a run's path before its run (agent.rehearse_solution), stopping
+    where the run's order finds it: no descriptor, module, object or cycle may outlive
+    the walk, whole or stopped, or a candidate would find what no fresh process holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HARNESS_PARENT), "HARNESS_SCRATCH": str(tmp_path)}
     completed = subprocess.run(["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", REHEARSAL], env=env,
                                capture_output=True, text=True, check=False)  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]
     seen = json.loads(completed.stdout)
     assert seen["fds"][0] == seen["fds"][1]
+    assert seen["steps"] == 3  # every step ran (the generator ended on its own)
     assert seen["new_modules"] == [] and seen["garbage"] == 0 and seen["rehearsed_functions"] == 0
