@@ -427,7 +427,8 @@ def rehearse_solution(devnull: int) -> Iterator[None]:
 def _rehearse_until_called(devnull: int, sock: lite.Socket) -> None:
     """Rehearse step by step, and stop as soon as the run's order is waiting: under a
     steady stream of runs the next one often comes before a rehearsal would end, and
-    it must not wait for it. A rehearsal that fails costs only the time it was to save."""
+    it must not wait for it. A rehearsal that fails costs only the time it was to save
+    (a descriptor it left open goes with all others in _solution_child's closerange)."""
     steps = rehearse_solution(devnull)
     try:
         for _ in steps:

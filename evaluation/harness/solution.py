@@ -182,7 +182,7 @@ def _answer(request: dict[str, Any], module: types.ModuleType, objects: _Objects
     return reply
 
 
-# What a spare runs through while it waits (agent._rehearse): a process forked from
+# What a spare runs through while it waits (agent.rehearse_solution): a process forked from
 # the zygote shares its pages until it writes to one, and each first write costs a
 # copy (a fault, ~5 us here). Walking a run's own code path once, before the run,
 # takes those copies off the run's clock: about 70 of them, a tenth of a warm check.
