@@ -106,8 +106,11 @@ class SandboxPool:
         return time.monotonic() - getattr(sandbox, "pool_started_at", time.monotonic()) > self.max_age_s
 
     def _take_idle(self, hash_seed: int) -> Any | None:
-        """The most recently returned idle sandbox of `hash_seed` that still answers."""
-        for index in range(len(self._idle) - 1, -1, -1):
+        """The longest-idle sandbox of `hash_seed` that still answers. Not the one
+        just returned: a sandbox ends its run after the result is out (kills what the
+        run started, wipes the scratch, forks the next spare), and a run sent to it
+        meanwhile waits for that; the longest idle has had the most time to finish."""
+        for index in range(len(self._idle)):
             sandbox, idle_since = self._idle[index]
             if sandbox.hash_seed != hash_seed:
                 continue

@@ -37,6 +37,20 @@ def test_a_warm_sandbox_is_reused_and_recycled_after_max_runs(pool):
 
 
 @needs_bwrap
+def test_runs_one_after_another_go_to_the_longest_idle_sandbox():
+    """The sandbox a run just left is still ending that run (killing, wiping, forking
+    its next spare): the next run goes to the one that has been idle longest."""
+    pool = SandboxPool(engine.sandbox_factory("bwrap"), size=2)
+    try:
+        pool.warm()
+        ids = [engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id for _ in range(4)]
+    finally:
+        pool.close()
+    assert ids[0] != ids[1] and ids[0] == ids[2] and ids[1] == ids[3]
+    assert pool.stats()["started"] == 2
+
+
+@needs_bwrap
 def test_a_sandbox_past_its_maximum_age_is_retired(pool):
     # What lets another host's reaper call an old container no one's.
     first = engine.run(trivial(), backend="bwrap", pool=pool).sandbox_id
