@@ -7,6 +7,8 @@ the statement is written once a process, and its rows become ordinary instances.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -18,14 +20,36 @@ def placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
-def fetch_rows(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+@contextmanager
+def hot_cursor() -> Iterator[Any]:
+    """A Django cursor whose statements PostgreSQL keeps prepared on the connection once
+    they have run a few times (psycopg's prepare_threshold, settings.py), for statements
+    run on every request or chunk: the server planned each of them anew, ~0.1-0.7 ms
+    of its CPU a statement, a third of what a reward batch cost it.
+
+    Django's own cursors bind parameters client-side and are never prepared; this one
+    binds them server-side (psycopg's plain Cursor) on the same connection, inside the
+    same Django wrapper (errors translated, queries logged, transactions as they are).
+    Its statements must be ones PostgreSQL can type: a parameter whose type the server
+    cannot infer needs a cast. Elsewhere (SQLite, prepared statements off) it is a
+    plain cursor."""
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and connection.connection.prepare_threshold is not None:
+            from django.db.backends.postgresql.base import ServerBindingCursor
+
+            client_side, cursor.cursor = cursor.cursor, ServerBindingCursor(connection.connection)
+            client_side.close()
+        yield cursor
+
+
+def fetch_rows(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
 def fetch_row(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 

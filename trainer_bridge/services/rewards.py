@@ -30,7 +30,7 @@ from evaluation.difficulty.samples import with_prompt
 from evaluation.services.verification import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, instance_from_row, placeholders
+from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, hot_cursor, instance_from_row, placeholders
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
@@ -253,7 +253,7 @@ def _admit(size: int) -> None:
     inserts the batch: on PostgreSQL it takes an advisory lock held to the commit; on
     SQLite the transaction itself holds the database's write lock (IMMEDIATE)."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADMISSION_LOCK])
     waiting, limit = in_flight(), options()["MAX_IN_FLIGHT"]
     if waiting + size > limit:
@@ -281,7 +281,7 @@ def _insert_batch(batch: RewardBatch) -> None:
     params = [RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection), batch.user_id, batch.job_id,
               batch.idempotency_key, batch.body_digest, batch.reward_mode, batch.seed, batch.size,
               ops.adapt_datetimefield_value(batch.created_at)]  # fmt: skip
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -298,7 +298,7 @@ def _insert_items(batch: RewardBatch, rows: list[tuple[Any, ...]], now: Any) -> 
     columns = (f"batch_id, {connection.ops.quote_name('index')}, client_id, version_id, code, code_digest, status, "
                "tests_passed, tests_total, worker, tries, queued_at")  # fmt: skip
     sql = f"INSERT INTO {table} ({columns}) VALUES {marks} RETURNING id"  # noqa: S608 - no user input in the SQL text
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         ids = [row[0] for row in cursor.fetchall()]
     return sorted(ids)  # inserted in index order, so ascending ids are index order
@@ -333,7 +333,7 @@ def _body_rows(batch: RewardBatch) -> list[dict[str, Any]]:
     sql = (f'SELECT i."index", i.client_id, v.content_hash, i.status, i.reward, i.tests_passed, i.tests_total, '  # noqa: S608 - no user input in the SQL text
            f"i.result, i.wall_s, i.cpu_s, i.queued_at, i.started_at, i.finished_at FROM {items} i "
            f'JOIN {versions} v ON v.id = i.version_id WHERE i.batch_id = %s ORDER BY i."index"')  # fmt: skip
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, [batch.pk])
         rows = [dict(zip(_BODY_FIELDS, row, strict=True)) for row in cursor.fetchall()]
     for row in rows:  # jsonb comes back as text (Django's adapters), as JSONField would decode it
