@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
-from evaluation.difficulty.samples import SamplesError, extract_code, parse_samples, with_prompt
+from evaluation.difficulty.samples import SamplesError, _defines, extract_code, parse_samples, with_prompt
+
+DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
 
 
 def _jsonl(*rows: object) -> bytes:
@@ -80,3 +85,48 @@ def test_a_body_goes_behind_the_prompt_and_a_whole_program_stands_alone():
     for body in ('    s = """\ndef add(x):\n"""\n    return a + b\n', "    def add_one(x):\n        return x\n",
                  "def adder(a, b):\n    return a\n"):  # fmt: skip
         assert with_prompt(body, prompt=prompt, entry_point="add") == prompt + body
+
+
+def _defines_by_parsing(code: str, name: str) -> bool:
+    """The definition of `_defines`: what the parser says, and no for code that does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+               for n in tree.body)  # fmt: skip
+
+
+def test_telling_a_whole_program_from_a_body_agrees_with_the_parser():
+    """The shortcut that skips the parse (most whole programs) answers as the parser
+    would, on every HumanEval task's programs and bodies and on the tricky cases."""
+    with gzip.open(DATASET, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    cases = []
+    for row in rows:
+        name, whole = row["entry_point"], row["prompt"] + row["canonical_solution"]
+        renamed = whole.replace(f"def {name}", f"def {name}_v2")
+        cases += [(whole, name), (row["canonical_solution"], name), ("import math\n\n" + whole, name),
+                  ("# a comment\n\n" + whole, name), (renamed, name)]  # fmt: skip
+    tricky = [
+        's = """\ndef add(x):\n"""\n',  # inside a triple-quoted string
+        "s = '''\ndef add(x):\n'''\n",
+        's = "one \\\ndef add(x): pass"\n',  # inside a string continued by a backslash
+        "x = 1 + \\\n2\ndef add(x):\n    return x\n",  # a backslash-continued line before a real one
+        "    return a\ndef add(a, b):\n    return b\n",  # a body that defines it again further down
+        "\n  # indented comment\n    return a\ndef add(a, b):\n    pass\n",
+        "# comment\n\ndef add(a, b):\n    return a\n",
+        "def add(a, b):\n    return a\n",
+        "async  def add(a):\n    pass\n",
+        "class add(object):\n    pass\n",
+        "def add_one(a):\n    pass\n",
+        "if True:\n    def add(a):\n        pass\n",
+    ]
+    cases += [(code, "add") for code in tricky]
+    for code, name in cases:
+        assert _defines(code, name) == _defines_by_parsing(code, name), code[:200]
+    # Code that does not parse is a syntax error with or without the prompt in front of
+    # it; the shortcut leaves it without (its line numbers are then the candidate's own).
+    prose = "Here is my answer:\ndef add(a, b):\n    return a + b\n"
+    assert _defines(prose, "add")
+    assert not _defines_by_parsing(prose, "add")
