@@ -227,6 +227,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
+    if CELERY_BROKER_URL.startswith("redis://"):
+        CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with one client a pool (config/broker.py)
     # Above the longest sandbox run, so a slow task is not redelivered mid-run.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
