@@ -7,7 +7,7 @@ the statement is written once a process, and its rows become ordinary instances.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
@@ -18,6 +18,17 @@ from django.db import connection
 def placeholders(count: int) -> str:
     """`%s, %s, ...`: the parameter marks of an IN list of `count` values."""
     return ", ".join(["%s"] * count)
+
+
+def one_of(column: str, values: Iterable[Any]) -> tuple[str, list[Any]]:
+    """`column IN (values)` as (SQL, its parameters). On PostgreSQL one array parameter,
+    `column = ANY(%s)`: the statement's text is then the same for any number of values,
+    so it stays prepared (hot_cursor) and psycopg converts it once, not at every call
+    (a long list of marks it parsed anew each time). Elsewhere a mark a value."""
+    values = list(values)
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)", [values]
+    return f"{column} IN ({placeholders(len(values))})", values
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from django.utils import timezone
 from evaluation.requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import hot_cursor, placeholders
+from tasks_app.raw_rows import hot_cursor, one_of
 from trainer_bridge.models import RewardBatch, RewardItem
 from trainer_bridge.services import wakeups
 from trainer_bridge.services.rewards import options
@@ -65,14 +65,14 @@ def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[Claimed]:
     statement: the batch's fields come back with each row."""
     stale = now - STALE_CLAIM
     table, batches = RewardItem._meta.db_table, RewardBatch._meta.db_table
-    marks = placeholders(len(item_ids))
+    among, ids = one_of("id", item_ids)
     sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
-           f"WHERE id IN ({marks}) AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
+           f"WHERE {among} AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
            f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code, "
            f"(SELECT seed FROM {batches} b WHERE b.id = batch_id), "
            f"(SELECT reward_mode FROM {batches} b WHERE b.id = batch_id)")  # fmt: skip
     with hot_cursor() as cursor:
-        cursor.execute(sql, [now, worker, *item_ids, stale])
+        cursor.execute(sql, [now, worker, *ids, stale])
         won = cursor.fetchall()
     if not won:
         return []
@@ -193,21 +193,24 @@ def _write_verdicts(items: list[Claimed]) -> None:
 
 
 def _write_verdicts_postgresql(items: list[Claimed]) -> None:
-    """Every verdict of a chunk in one UPDATE ... FROM (VALUES ...): one statement for
-    the server to plan and run instead of one a row."""
+    """Every verdict of a chunk in one UPDATE ... FROM unnest(columns): one statement for
+    the server to run instead of one a row, with the same text and nine parameters
+    (one array a column) for any number of rows, so it stays prepared."""
     table = RewardItem._meta.db_table
-    values = ", ".join(["(%s::bigint, %s, %s::double precision, %s::integer, %s::integer, %s::jsonb, "
-                        "%s::double precision, %s::double precision, %s::timestamptz)"] * len(items))  # fmt: skip
-    params: list[Any] = []
+    columns: list[list[Any]] = [[] for _ in range(9)]
     for item in items:
-        params += [item.pk, item.status, item.reward, item.tests_passed, item.tests_total, json.dumps(item.result),
-                   item.wall_s, item.cpu_s, item.finished_at]  # fmt: skip
+        row = (item.pk, item.status, item.reward, item.tests_passed, item.tests_total, json.dumps(item.result),
+               item.wall_s, item.cpu_s, item.finished_at)  # fmt: skip
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
     sql = (f"UPDATE {table} AS r SET status = v.status, reward = v.reward, tests_passed = v.passed, "  # noqa: S608 - no user input in the SQL text
            "tests_total = v.total, result = v.result, wall_s = v.wall_s, cpu_s = v.cpu_s, finished_at = v.finished "
-           f"FROM (VALUES {values}) AS v(id, status, reward, passed, total, result, wall_s, cpu_s, finished) "
+           "FROM unnest(%s::bigint[], %s::text[], %s::double precision[], %s::integer[], %s::integer[], %s::jsonb[], "
+           "%s::double precision[], %s::double precision[], %s::timestamptz[]) "
+           "AS v(id, status, reward, passed, total, result, wall_s, cpu_s, finished) "
            "WHERE r.id = v.id AND r.status = 'running'")  # fmt: skip
     with hot_cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, columns)
 
 
 def _verdict(item: Claimed, result: Any) -> Claimed:
@@ -243,13 +246,13 @@ def _finish_batches(batch_ids: set[Any]) -> None:
         return
     batches, items = RewardBatch._meta.db_table, RewardItem._meta.db_table
     key = RewardBatch._meta.pk
-    marks = placeholders(len(batch_ids))
+    among, ids = one_of("id", (key.get_db_prep_value(b, connection) for b in sorted(batch_ids, key=str)))
     waiting = f"SELECT 1 FROM {items} i WHERE i.batch_id = {batches}.id AND i.finished_at IS NULL"  # noqa: S608 - no user input
-    sql = (f"UPDATE {batches} SET finished_at = %s WHERE id IN ({marks}) AND finished_at IS NULL "  # noqa: S608 - no user input
+    sql = (f"UPDATE {batches} SET finished_at = %s WHERE {among} AND finished_at IS NULL "  # noqa: S608 - no user input
            f"AND NOT EXISTS ({waiting})")  # fmt: skip
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with hot_cursor() as cursor:
-        cursor.execute(sql, [now, *(key.get_db_prep_value(b, connection) for b in sorted(batch_ids, key=str))])
+        cursor.execute(sql, [now, *ids])
 
 
 GIVE_UP_AFTER_S = 3600.0  # an item no worker finished within this long is given up (sandbox_error)

@@ -30,7 +30,7 @@ from evaluation.difficulty.samples import with_prompt
 from evaluation.services.verification import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, hot_cursor, instance_from_row, placeholders
+from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, hot_cursor, instance_from_row, one_of
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
@@ -150,9 +150,9 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
 
 def _in_job_snapshot(job: TrainingJob, hashes: list[str]) -> set[str]:
     """Which of `hashes` the job's snapshot holds (written out: asked on every batch)."""
-    sql = (f"SELECT DISTINCT content_hash FROM {SnapshotMember._meta.db_table} "  # noqa: S608 - no user input in the SQL text
-           f"WHERE snapshot_id = %s AND content_hash IN ({placeholders(len(hashes))})")  # fmt: skip
-    return {row[0] for row in fetch_rows(sql, [job.snapshot_id, *hashes])}
+    among, params = one_of("content_hash", hashes)
+    sql = f"SELECT DISTINCT content_hash FROM {SnapshotMember._meta.db_table} WHERE snapshot_id = %s AND {among}"  # noqa: S608 - no user input in the SQL text
+    return {row[0] for row in fetch_rows(sql, [job.snapshot_id, *params])}
 
 
 def _in_own_jobs_snapshots(user: Any, hashes: list[str]) -> set[str]:
@@ -169,9 +169,9 @@ def _versions_with_hashes(hashes: list[str]) -> list[TaskVersion]:
     """A version for each of `hashes` that some version has (several versions may share
     content: any will do, the same content runs the same). Written out: the queryset's
     compilation cost more Python than the lookup."""
-    sql = (f"SELECT {column_list(TaskVersion, 'v', _PREPARE_FIELDS)} FROM {TaskVersion._meta.db_table} v "  # noqa: S608 - no user input in the SQL text
-           f"WHERE v.content_hash IN ({placeholders(len(hashes))})")  # fmt: skip
-    return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in fetch_rows(sql, hashes)]
+    among, params = one_of("v.content_hash", hashes)
+    sql = f"SELECT {column_list(TaskVersion, 'v', _PREPARE_FIELDS)} FROM {TaskVersion._meta.db_table} v WHERE {among}"  # noqa: S608 - no user input in the SQL text
+    return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in fetch_rows(sql, params)]
 
 
 def prepared_code(completion: str, version: TaskVersion) -> str:
@@ -286,18 +286,27 @@ def _insert_batch(batch: RewardBatch) -> None:
 
 
 def _insert_items(batch: RewardBatch, rows: list[tuple[Any, ...]], now: Any) -> list[int]:
-    """One multi-row INSERT ... RETURNING id for a batch's items (PostgreSQL, SQLite):
-    the ORM's bulk_create spent ~4 ms of Python on 16 rows, a fifth of a request."""
+    """One multi-row INSERT ... RETURNING id for a batch's items: the ORM's bulk_create
+    spent ~4 ms of Python on 16 rows, a fifth of a request. On PostgreSQL the rows go as
+    one array a column (unnest): the same statement for any batch size, kept prepared,
+    where a mark a value (112 for 16 rows) was converted anew at every request."""
     table = RewardItem._meta.db_table
     batch_id = RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection)
     queued = connection.ops.adapt_datetimefield_value(now)
-    marks = ", ".join(["(%s, %s, %s, %s, %s, %s, 'pending', 0, 0, '', 0, %s)"] * len(rows))
-    params: list[Any] = []
-    for index, client_id, version_id, code, code_digest in rows:
-        params += [batch_id, index, client_id, version_id, code, code_digest, queued]
     columns = (f"batch_id, {connection.ops.quote_name('index')}, client_id, version_id, code, code_digest, status, "
                "tests_passed, tests_total, worker, tries, queued_at")  # fmt: skip
-    sql = f"INSERT INTO {table} ({columns}) VALUES {marks} RETURNING id"  # noqa: S608 - no user input in the SQL text
+    if connection.vendor == "postgresql":
+        sql = (f"INSERT INTO {table} ({columns}) SELECT %s, u.n, u.client_id, u.version_id, u.code, u.digest, "  # noqa: S608 - no user input in the SQL text
+               "'pending', 0, 0, '', 0, %s "
+               "FROM unnest(%s::integer[], %s::text[], %s::bigint[], %s::text[], %s::text[]) "
+               "AS u(n, client_id, version_id, code, digest) ORDER BY u.n RETURNING id")  # fmt: skip
+        params: list[Any] = [batch_id, queued, *(list(column) for column in zip(*rows, strict=True))]
+    else:
+        marks = ", ".join(["(%s, %s, %s, %s, %s, %s, 'pending', 0, 0, '', 0, %s)"] * len(rows))
+        sql = f"INSERT INTO {table} ({columns}) VALUES {marks} RETURNING id"  # noqa: S608 - no user input in the SQL text
+        params = []
+        for index, client_id, version_id, code, code_digest in rows:
+            params += [batch_id, index, client_id, version_id, code, code_digest, queued]
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
         ids = [row[0] for row in cursor.fetchall()]
