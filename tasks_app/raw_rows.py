@@ -35,8 +35,8 @@ def one_of(column: str, values: Iterable[Any]) -> tuple[str, list[Any]]:
 def hot_cursor() -> Iterator[Any]:
     """A Django cursor whose statements PostgreSQL keeps prepared on the connection once
     they have run a few times (psycopg's prepare_threshold, settings.py), for statements
-    run on every request or chunk: the server planned each of them anew, ~0.1-0.7 ms
-    of its CPU a statement, a third of what a reward batch cost it.
+    run on every request or chunk: the server planned each of them anew, 0.1-0.7 ms a
+    statement, about a third of its time on a reward batch's statements.
 
     Django's own cursors bind parameters client-side and are never prepared; this one
     binds them server-side (psycopg's plain Cursor) on the same connection, inside the
