@@ -97,9 +97,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
     # The few statements of the hottest paths (tasks_app.raw_rows.hot_cursor: every API
     # call's token, every reward batch) are kept prepared on their connection after five
-    # runs: planning them again cost the server more than running them. Every other
-    # query binds client-side as Django's default, never prepared. Turn it off behind a
-    # pooler that cannot keep prepared statements (PgBouncer before 1.21, transaction mode).
+    # runs: planning some of them (the token's lookup) cost the server more than running
+    # them. Every other query binds client-side as Django's default, never prepared.
+    # Turn it off behind a pooler that cannot keep prepared statements (PgBouncer
+    # before 1.21, transaction mode).
     _prepared = env_bool("DATABASE_PREPARED_STATEMENTS", True)
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if _prepared else None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
