@@ -62,6 +62,9 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
         "--cap-drop", "ALL",
         "--remount-ro", "/",  # the root tmpfs bwrap builds the mounts on: not a place to write
+        # bwrap's /dev is a tmpfs the sandbox's uid owns: a file left there would greet the
+        # next run. Its nodes and /dev/shm are mounts of their own, and stay writable.
+        "--remount-ro", "/dev",
         "--as-pid-1",  # the non-dumpable agent is PID 1: no bwrap init holding the host's env and pipes
         # An import, not the script's path: a module runs from its precompiled
         # bytecode, a script is compiled afresh at every start. PYTHONPATH=/ finds it.

@@ -256,6 +256,23 @@ CHANNELS: dict[str, tuple[str, str]] = {
             return os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
         """,
     ),
+    "dev_file": (
+        """
+        def probe():
+            try:
+                with open("/dev/leak.txt", "w") as handle:
+                    handle.write("A was here")
+            except OSError:
+                pass  # nothing written, nothing to leak
+            return "done"
+        """,
+        """
+        import os
+
+        def probe():
+            return [name for name in os.listdir("/dev") if name.startswith("leak")]
+        """,
+    ),
 }
 
 # Channels a run has been seen to leak through, backend -> channel -> why (strict xfail).
@@ -316,6 +333,7 @@ def probe():
         "root": sorted(os.listdir("/")),
         "tmp": sorted(os.listdir("/tmp")),
         "dev_shm": sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else None,
+        "dev": sorted(os.listdir("/dev")),
         "environ": dict(sorted(os.environ.items())),
         "modules": hashlib.sha256(" ".join(sorted(sys.modules)).encode()).hexdigest(),
         "module_count": len(sys.modules),
