@@ -6,11 +6,15 @@ Figures (ratios first; lower is better for *_over_*, higher for throughput):
   (what common harnesses do), the two taking turns. Goal <= 0.25. Beside it,
   warm_back_to_back_ms: the same check with no pause between runs, where each
   run also waits for the end of the one before (a saturated pool).
-- bwrap_cold_over_bare_spawn: a fresh bwrap sandbox per check over the same
-  bare subprocess. Goal <= 1.5. Beside it, bwrap_floor_over_bare_spawn: the
-  same bwrap command starting the same interpreter that runs nothing (no
-  harness, no judge, no solution process): what any fresh bwrap sandbox pays
-  before it does anything; the cold figure minus this is the harness's share.
+- bwrap_cold_over_bare_spawn: a fresh bwrap sandbox per check (what the
+  engine's cold runs and reruns get: forked from a template into new
+  namespaces, evaluation/sandbox/templates.py) over the same bare subprocess.
+  Goal <= 1.5. Beside it, bwrap_exec_cold_over_bare_spawn: a fresh sandbox
+  started by exec, a new `bwrap` and interpreter per check (SANDBOX_COLD=exec,
+  and the fallback where templates cannot work), and
+  bwrap_floor_over_bare_spawn: that bwrap command starting the same
+  interpreter that runs nothing (no harness, no judge, no solution process):
+  what any sandbox started by exec pays before it does anything.
 - docker_warm_over_docker_run: the Docker backend's warm pool over
   `docker run --rm` per check (when a Docker engine and the sandbox image are
   there; otherwise reported as null with the reason). Goal <= 0.1.
@@ -42,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 logging_off = os.environ.setdefault("LOG_LEVEL", "WARNING")
 
-from evaluation.sandbox import engine  # noqa: E402
+from evaluation.sandbox import engine, templates  # noqa: E402
 from evaluation.sandbox.bwrap import bwrap_command  # noqa: E402
 from evaluation.sandbox.harness_files import readable_copy  # noqa: E402
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
@@ -66,6 +70,12 @@ def bare_spawn(source: str, workdir: str) -> None:
     completed = subprocess.run([PYTHON, "-c", source], cwd=workdir, capture_output=True, timeout=60, check=False)
     if completed.returncode != 0:
         raise RuntimeError(completed.stderr.decode()[-500:])
+
+
+def checked(result: object) -> None:
+    """A sandboxed check that did not pass, or passed only on a rerun, measures nothing."""
+    if str(result.status) != "passed" or result.attempts != 1:
+        raise SystemExit(f"the trivial check did not pass first time: {result.status} {result.message}")
 
 
 def per_check(fn, runs: int) -> float:
@@ -143,15 +153,19 @@ def main() -> None:
     # machine that drifts (a noisy neighbour, frequency scaling) skews both alike.
     floor_command = bwrap_command(harness=str(readable_copy()), python=PYTHON, hash_seed=1, warm=False)
     floor_command[-1] = "pass"  # the agent's entry, replaced by nothing to do
-    bare, warm, cold, floor = side_by_side(
+    engine.run(request, backend="bwrap", warm=False, cold="fork")  # the template's own start is not a check's
+    bare, warm, cold, exec_cold, floor = side_by_side(
         [
             (lambda: bare_spawn(source, workdir), 1),
             (lambda: engine.run(request, backend="bwrap", pool=pool), 1),
-            (lambda: engine.run(request, backend="bwrap", warm=False), 5),
+            (lambda: checked(engine.run(request, backend="bwrap", warm=False, cold="fork")), 2),
+            (lambda: checked(engine.run(request, backend="bwrap", warm=False, cold="exec")), 5),
             (lambda: subprocess.run(floor_command, capture_output=True, check=True), 5),
         ],
         args.runs,
     )
+    if templates.shelf.unsupported:
+        raise SystemExit(f"the cold figure would be the exec one: {templates.shelf.unsupported}")
     # And back to back, with no pause: each run then also waits for the end of the
     # one before (its sweep, the next spare's fork), as in a saturated pool.
     back_to_back = per_check(lambda: engine.run(request, backend="bwrap", pool=pool), args.runs)
@@ -174,6 +188,7 @@ def main() -> None:
             bare_rounds.append(time.perf_counter() - start)
     sandboxed_s, bare_s = statistics.median(sandboxed_rounds), statistics.median(bare_rounds)
     pool.close()
+    engine.close_pools()  # the templates the cold checks forked from
     failed = [rows[i]["task_id"] for i, r in enumerate(results) if not r.passed]
     if failed:
         raise SystemExit(f"canonical solutions failed in the sandbox: {failed}")
@@ -182,6 +197,7 @@ def main() -> None:
         "bench": "sandbox",
         "warm_over_bare_spawn": round(warm / bare, 4),
         "bwrap_cold_over_bare_spawn": round(cold / bare, 4),
+        "bwrap_exec_cold_over_bare_spawn": round(exec_cold / bare, 4),
         "bwrap_floor_over_bare_spawn": round(floor / bare, 4),
     }
     if not args.skip_docker:
@@ -195,6 +211,7 @@ def main() -> None:
             "warm_ms": round(warm * 1000, 3),
             "warm_back_to_back_ms": round(back_to_back * 1000, 3),
             "bwrap_cold_ms": round(cold * 1000, 2),
+            "bwrap_exec_cold_ms": round(exec_cold * 1000, 2),
             "bwrap_floor_ms": round(floor * 1000, 2),
             "bare_spawn_ms": round(bare * 1000, 2),
             "cores": CORES,

@@ -56,7 +56,12 @@ PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 IN_FD, OUT_FD = 0, 1
 
 
+_version: list[str] = []  # computed once a process (a template computes it for all its sandboxes)
+
+
 def harness_version() -> str:
+    if _version:
+        return _version[0]
     try:
         from _sha256 import sha256  # the built-in one: hashlib would load OpenSSL (~3 ms)
     except ImportError:
@@ -66,7 +71,8 @@ def harness_version() -> str:
     for name in sorted(n for n in os.listdir(HERE) if n.endswith(".py")):
         with open(os.path.join(HERE, name), "rb") as handle:
             digest.update(name.encode() + b"\0" + handle.read() + b"\0")
-    return digest.hexdigest()
+    _version.append(digest.hexdigest())
+    return _version[0]
 
 
 def _prctl(option: int, value: int) -> None:
@@ -774,7 +780,13 @@ def main() -> None:
 
 def entry() -> None:
     """What the sandboxes start: python3 ... -c "from harness.agent import entry; entry()"
-    (not -m, whose runpy costs ~6 ms; not the script's path, which is compiled afresh)."""
+    (not -m, whose runpy costs ~6 ms; not the script's path, which is compiled afresh).
+    A template (HARNESS_TEMPLATE=1) starts the same way and forks fresh sandboxes."""
+    if os.environ.get("HARNESS_TEMPLATE") == "1":
+        from harness import fresh
+
+        fresh.entry()
+        return
     try:
         main()
     except OSError as exc:

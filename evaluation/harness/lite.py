@@ -156,24 +156,51 @@ class Event:
         return self._flag
 
 
-# -- prctl -----------------------------------------------------------------------------------
+# -- libc ------------------------------------------------------------------------------------
+
+_libc_functions: dict[str, Any] = {}
 
 
-def prctl(option: int, value: int) -> None:
-    """prctl(2) with one argument, through `_ctypes` (the `ctypes` package costs ~4 ms)."""
+def libc(name: str, *argtypes: str) -> Any:
+    """A libc function through `_ctypes` (the `ctypes` package costs ~4 ms), returning
+    an int. Argument types by letter: "i" int, "L" unsigned long, "z" bytes or None."""
+    function = _libc_functions.get(name)
+    if function is not None:
+        return function
     import _ctypes
-
-    class _CInt(_ctypes._SimpleCData):
-        _type_ = "i"
 
     class _Function(_ctypes.CFuncPtr):
         _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-        _restype_ = _CInt
+        _restype_ = _c_type("i")
 
     class _Process:  # what a CFuncPtr looks its symbol up in: this process's own symbols
         _handle = _ctypes.dlopen(None, _ctypes.RTLD_LOCAL)
 
-    function = _Function(("prctl", _Process()))
-    function.argtypes = (_CInt,) * 5
-    if function(option, value, 0, 0, 0) != 0:
-        raise OSError(_ctypes.get_errno(), f"prctl({option}) failed")
+    function = _Function((name, _Process()))
+    function.argtypes = tuple(_c_type(letter) for letter in argtypes)
+    _libc_functions[name] = function
+    return function
+
+
+_c_types: dict[str, Any] = {}
+
+
+def _c_type(letter: str) -> Any:
+    if letter not in _c_types:
+        import _ctypes
+
+        _c_types[letter] = type(f"_C_{letter}", (_ctypes._SimpleCData,), {"_type_": letter})
+    return _c_types[letter]
+
+
+def check(returned: int, what: str) -> None:
+    """Raise OSError with the call's errno when a libc call returned -1."""
+    if returned == -1:
+        import _ctypes
+
+        raise OSError(_ctypes.get_errno(), f"{what} failed")
+
+
+def prctl(option: int, value: int) -> None:
+    """prctl(2) with one argument."""
+    check(libc("prctl", "i", "L", "L", "L", "L")(option, value, 0, 0, 0), f"prctl({option})")

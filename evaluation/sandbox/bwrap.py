@@ -34,7 +34,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = True) -> list[str]:
+def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = True, template: bool = False) -> list[str]:
     return [
         bwrap_path() or "bwrap",
         "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
@@ -60,6 +60,9 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--setenv", "HARNESS_SCRATCH", "/scratch",
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
+        # A template forks fresh sandboxes instead of serving runs (harness/fresh.py);
+        # it starts as an agent does, so that its sandboxes' processes look the same.
+        *(["--setenv", "HARNESS_TEMPLATE", "1"] if template else []),
         "--cap-drop", "ALL",
         "--remount-ro", "/",  # the root tmpfs bwrap builds the mounts on: not a place to write
         # bwrap's /dev is a tmpfs the sandbox's uid owns: a file left there would greet the
@@ -70,6 +73,38 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         # bytecode, a script is compiled afresh at every start. PYTHONPATH=/ finds it.
         python, "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY,
     ]  # fmt: skip
+
+
+def sandbox_python() -> str:
+    return os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
+
+
+def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any) -> tuple[subprocess.Popen, UidLease | None]:
+    """Start a bwrap command as the sandbox's own uid (leased here when the host runs as
+    root; otherwise the caller's), holding none of the worker's environment."""
+    if bwrap_path() is None:
+        raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
+    lease = lease_uid(hint=os.getpid() * 7 + slot) if os.geteuid() == 0 else None
+    # Popen drops to the sandbox's uid itself (setsid, setgroups, setgid, setuid, in
+    # that order, between fork and exec): unlike a preexec_fn, nothing in Python runs
+    # in the child, which is what makes it safe beside the worker's threads.
+    identity = {} if lease is None else {"user": lease.uid, "group": lease.uid, "extra_groups": []}
+    try:
+        process = subprocess.Popen(
+            command,
+            env={"PATH": "/usr/bin:/bin"},  # bwrap itself holds none of the worker's secrets
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            **identity,
+        )
+    except OSError as exc:
+        if lease is not None:
+            lease.release()
+        raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
+    return process, lease
 
 
 class BwrapSandbox(AgentSandbox):
@@ -92,29 +127,10 @@ class BwrapSandbox(AgentSandbox):
     def start(self) -> BwrapSandbox:
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
-        python = os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
-        command = bwrap_command(harness=str(readable_copy()), python=python, hash_seed=self.hash_seed, warm=self.warm)
-        if os.geteuid() == 0:  # otherwise the sandbox runs as the caller's own uid
-            self.uid_lease = lease_uid(hint=os.getpid() * 7 + self.slot)
-            self.uid = self.uid_lease.uid
-        # Popen drops to the sandbox's uid itself (setsid, setgroups, setgid, setuid, in
-        # that order, between fork and exec): unlike a preexec_fn, nothing in Python runs
-        # in the child, which is what makes it safe beside the worker's threads.
-        identity = {} if self.uid is None else {"user": self.uid, "group": self.uid, "extra_groups": []}
-        try:
-            self.process = subprocess.Popen(
-                command,
-                env={"PATH": "/usr/bin:/bin"},  # bwrap itself holds none of the worker's secrets
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                close_fds=True,
-                **identity,
-            )
-        except OSError as exc:
-            self.close()
-            raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
+        command = bwrap_command(harness=str(readable_copy()), python=sandbox_python(), hash_seed=self.hash_seed,
+                                warm=self.warm)  # fmt: skip
+        self.process, self.uid_lease = launch(command, slot=self.slot, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.uid = self.uid_lease.uid if self.uid_lease else None
         self.reader = FrameReader(self.process.stdout.fileno())
         try:
             self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)

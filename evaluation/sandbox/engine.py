@@ -73,6 +73,9 @@ def close_pools() -> None:
         _pools.clear()
     for pool in pools:
         pool.close()
+    from evaluation.sandbox.templates import shelf
+
+    shelf.close()
 
 
 class _Attempt:
@@ -83,20 +86,42 @@ class _Attempt:
         self.sandbox: Any = None
 
 
-def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str) -> _Attempt:
+def cold_start() -> str:
+    """How a cold sandbox is made: `fork` from a template (bwrap only), or `exec`."""
+    how = os.environ.get("SANDBOX_COLD", "fork")
+    if how not in ("fork", "exec"):
+        raise ValueError(f"SANDBOX_COLD={how!r}: use fork (from a template, the default) or exec")
+    return how
+
+
+def cold_sandbox(backend: str, hash_seed: int, how: str | None = None) -> Any:
+    """A started sandbox that has seen nothing else. Forked from a template when it can
+    be (evaluation/sandbox/templates.py); started by exec when templates cannot work here."""
+    if backend == "bwrap" and (how or cold_start()) == "fork":
+        from evaluation.sandbox.templates import fresh_sandbox
+
+        try:
+            return fresh_sandbox(hash_seed)
+        except SandboxFailure as exc:
+            if exc.anomaly == "backend_missing":
+                raise
+            metrics.log.warning("no sandbox from a template (%s): starting one by exec", exc)
+    return sandbox_factory(backend, warm=False)(0, hash_seed).start()
+
+
+def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: str | None = None) -> _Attempt:
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
     if pool is None:  # cold: a fresh sandbox for this run alone
-        sandbox = sandbox_factory(backend, warm=False)(0, request.hash_seed)
+        sandbox = None
         try:
-            sandbox.start()
-            attempt.sandbox = sandbox
+            sandbox = attempt.sandbox = cold_sandbox(backend, request.hash_seed, cold)
             attempt.raw = sandbox.execute(request, run_id)
         except SandboxFailure as exc:
             attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
         finally:
-            # The verdict is in; tearing the sandbox down need not delay it.
-            threading.Thread(target=sandbox.close, daemon=True).start()
+            if sandbox is not None:  # the verdict is in; tearing the sandbox down need not delay it
+                threading.Thread(target=sandbox.close, daemon=True).start()
     else:
         try:
             with pool.lease(request.hash_seed) as sandbox:
@@ -128,18 +153,24 @@ def _infrastructure(anomaly: str | None) -> bool:
 
 
 def run(
-    request: RunRequest, *, backend: str | None = None, pool: SandboxPool | None = None, warm: bool = True
+    request: RunRequest,
+    *,
+    backend: str | None = None,
+    pool: SandboxPool | None = None,
+    warm: bool = True,
+    cold: str | None = None,
 ) -> RunResult:
-    """Execute `request` and return its result; see the module docstring for blame."""
+    """Execute `request` and return its result; see the module docstring for blame.
+    `cold` overrides SANDBOX_COLD (how cold sandboxes are made: fork or exec)."""
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
     started = time.monotonic()
-    first = _attempt(request, pool, backend)  # PoolBusy goes to the caller: nothing ran
+    first = _attempt(request, pool, backend, cold)  # PoolBusy goes to the caller: nothing ran
     final, attempts = first, 1
     if first.anomaly is not None:
         # Rerun once, cold, in a sandbox that has seen nothing else.
-        second = _attempt(request, None, backend)
+        second = _attempt(request, None, backend, cold)
         final, attempts = second, 2
         if second.anomaly is not None:
             result = _blame(request, first, second, backend)

@@ -152,6 +152,18 @@ def sandbox_root_pid(sandbox: Any) -> int | None:
     return getattr(process, "pid", None)
 
 
+# An idle sandbox template: bwrap and the template (its PID 1), nothing forked from it.
+TEMPLATE_AT_REST = 2
+
+
+def idle_templates() -> list[Any]:
+    """The templates cold runs fork fresh sandboxes from, between runs (they live on
+    after a cold run, so they are no stray; what they forked must be gone)."""
+    from evaluation.sandbox.templates import shelf
+
+    return shelf.idle_templates()
+
+
 def rest_shape(pool: Any) -> int:
     """How many processes a started sandbox holds at rest (bwrap, its init, the agent...)."""
     table = process_table()
@@ -184,6 +196,16 @@ def sandbox_survivors(pool: Any, at_rest: int, *, exclude: tuple[int, ...] = (),
             if len(tree) != at_rest:
                 listing = "; ".join(f"{pid} {table[pid][2][:80]}" for pid in sorted(tree))
                 problems.append(f"idle sandbox {sandbox.id} holds {len(tree)} processes, {at_rest} at rest: {listing}")
+        for template in idle_templates():
+            root = sandbox_root_pid(template)
+            if root is None or root not in table:
+                continue
+            tree = subtree(table, root)
+            ours -= tree
+            if len(tree) != TEMPLATE_AT_REST:  # what a fresh sandbox forked from it left behind
+                listing = "; ".join(f"{pid} {table[pid][2][:80]}" for pid in sorted(tree))
+                problems.append(f"idle sandbox template holds {len(tree)} processes, {TEMPLATE_AT_REST} at rest: "
+                                f"{listing}")  # fmt: skip
         problems += [
             f"stray sandbox process {pid} (uid {table[pid][0]}): {table[pid][2][:120]}" for pid in sorted(ours)
         ]

@@ -38,11 +38,17 @@ SLOW_RUNNER_TIMEOUT_S = 240
 
 @dataclass
 class Sandboxes:
-    backend: str
+    backend: str  # the engine's backend
     pool: SandboxPool
     at_rest: int  # processes an idle sandbox holds (bwrap's own, the agent's)
     slow: subprocess.Popen | None = None
     slow_report: dict[str, Any] | None = None
+    fresh: bool = False  # every run in a fresh sandbox forked from a template, none in the pool
+
+    def run(self, request: Any) -> RunResult:
+        if self.fresh:
+            return engine.run(request, backend=self.backend, warm=False, cold="fork")
+        return engine.run(request, backend=self.backend, pool=self.pool)
 
     def slow_results(self) -> dict[str, Any]:
         if self.slow_report is None:
@@ -60,8 +66,9 @@ class Sandboxes:
 def sandboxes() -> Iterator[Callable[[str], Sandboxes]]:
     made: dict[str, Sandboxes] = {}
 
-    def get(backend: str) -> Sandboxes:
-        if backend not in made:
+    def get(variant: str) -> Sandboxes:
+        if variant not in made:
+            backend, fresh = variant.removesuffix(FRESH), variant.endswith(FRESH)
             reason = backend_unavailable(backend)
             if reason:
                 pytest.skip(reason)
@@ -70,17 +77,23 @@ def sandboxes() -> Iterator[Callable[[str], Sandboxes]]:
             engine.close_pools()
             slow_names = [case.name for case in CASES if case.slow]
             slow = subprocess.Popen(
-                [sys.executable, "-m", "tests.security.slow_runner", backend, *slow_names],
+                [sys.executable, "-m", "tests.security.slow_runner", variant, *slow_names],
                 cwd=hostcheck.PROJECT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            pool = SandboxPool(engine.sandbox_factory(backend), size=2)
-            pool.warm()
-            at_rest = hostcheck.rest_shape(pool) if backend == "bwrap" else 0
-            made[backend] = Sandboxes(backend, pool, at_rest, slow)
-        return made[backend]
+            # One pool a backend (the fresh variant's honest runs use it too): the host
+            # checks would count another's idle sandboxes as strays.
+            same = next((entry for entry in made.values() if entry.backend == backend), None)
+            if same is not None:
+                pool, at_rest = same.pool, same.at_rest
+            else:
+                pool = SandboxPool(engine.sandbox_factory(backend), size=2)
+                pool.warm()
+                at_rest = hostcheck.rest_shape(pool) if backend == "bwrap" else 0
+            made[variant] = Sandboxes(backend, pool, at_rest, slow, fresh=fresh)
+        return made[variant]
 
     yield get
     for entry in made.values():
@@ -88,6 +101,7 @@ def sandboxes() -> Iterator[Callable[[str], Sandboxes]]:
         if entry.slow is not None and entry.slow.poll() is None:
             entry.slow.kill()
             entry.slow.wait()
+    engine.close_pools()  # the templates the cold runs forked from
 
 
 def describe(result: RunResult) -> str:
@@ -110,14 +124,21 @@ def host_problems(env: Sandboxes, before: hostcheck.HostSnapshot) -> list[str]:
     return problems
 
 
+# The variant whose every run is cold, in a sandbox forked from a template
+# (evaluation/sandbox/templates.py): what the engine's reruns get.
+FRESH = "-fresh"
+VARIANTS = [*BACKENDS, "bwrap" + FRESH]
+
+
 def _params() -> list[Any]:
     params = []
-    for backend in BACKENDS:
+    for variant in VARIANTS:
+        backend = variant.removesuffix(FRESH)
         for case in sorted(CASES, key=lambda c: c.slow):  # the slow ones last: they run beside the rest
             marks = []
             if case.known_hole(backend):
                 marks.append(pytest.mark.xfail(strict=True, reason=case.known_hole(backend)))
-            params.append(pytest.param(backend, case, id=f"{backend}-{case.name}", marks=marks))
+            params.append(pytest.param(variant, case, id=f"{variant}-{case.name}", marks=marks))
     return params
 
 
@@ -128,9 +149,9 @@ def test_cases_are_well_formed() -> None:
         assert PASSED not in case.expect and SANDBOX_ERROR not in case.expect, case.name
 
 
-@pytest.mark.parametrize(("backend", "case"), _params())
-def test_hostile_program(backend: str, case: Case, sandboxes: Callable[[str], Sandboxes]) -> None:
-    env = sandboxes(backend)
+@pytest.mark.parametrize(("variant", "case"), _params())
+def test_hostile_program(variant: str, case: Case, sandboxes: Callable[[str], Sandboxes]) -> None:
+    env = sandboxes(variant)
     if case.host_paths and not any(os.path.exists(path) for path in case.host_paths):
         pytest.skip(f"this host has none of {case.host_paths}: the probe would prove nothing")
     if case.slow:
@@ -145,7 +166,7 @@ def test_hostile_program(backend: str, case: Case, sandboxes: Callable[[str], Sa
     for attempt in range(case.tries):
         before = hostcheck.HostSnapshot.take()
         started = time.monotonic()
-        result = engine.run(case.request(), backend=backend, pool=env.pool)
+        result = env.run(case.request())
         elapsed = time.monotonic() - started
         problems = host_problems(env, before)
         status = str(result.status)
