@@ -9,6 +9,7 @@ from typing import Any
 from evaluation.harness import protocol
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.types import RunRequest
 
 
@@ -40,6 +41,24 @@ class AgentSandbox:
             f"hash_seed:{self.ready.get('hash_seed')}",
         ]
         return "sha256:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _read_greeting(self, what: str, timeout: float) -> None:
+        """Read the agent's first frame; closes the sandbox and raises if none comes."""
+        try:
+            self.ready = self.reader.read(time.monotonic() + timeout)
+        except SandboxFailure as exc:
+            self.close()
+            raise SandboxFailure(f"{what} did not come up: {exc}", anomaly="start_failed") from exc
+        self._check_greeting(what)
+
+    def _check_greeting(self, what: str) -> None:
+        """The first frame must be a ready greeting from the harness this host has."""
+        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
+            self.close()
+            raise SandboxFailure(f"unexpected greeting from {what}: {self.ready}", anomaly="start_failed")
 
     def _send(self, message: dict[str, Any]) -> None:
         if not self.alive:

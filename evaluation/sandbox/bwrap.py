@@ -13,7 +13,6 @@ import itertools
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from typing import Any
 
@@ -21,7 +20,7 @@ from evaluation.harness import protocol
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import AGENT_ENTRY, harness_version, readable_copy
+from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -132,14 +131,7 @@ class BwrapSandbox(AgentSandbox):
         self.process, self.uid_lease = launch(command, slot=self.slot, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.uid = self.uid_lease.uid if self.uid_lease else None
         self.reader = FrameReader(self.process.stdout.fileno())
-        try:
-            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
-        except SandboxFailure as exc:
-            self.close()
-            raise SandboxFailure(f"the sandbox did not come up: {exc}", anomaly="start_failed") from exc
-        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
-            self.close()
-            raise SandboxFailure(f"unexpected greeting from the sandbox: {self.ready}", anomaly="start_failed")
+        self._read_greeting("the sandbox", START_TIMEOUT_S)
         return self
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import DockerStreamReader
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import AGENT_ENTRY, harness_version, readable_copy
+from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -105,9 +105,7 @@ class DockerSandbox(AgentSandbox):
         except Exception as exc:
             self.close()
             raise SandboxFailure(f"could not start a container: {exc}", anomaly="start_failed") from exc
-        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
-            self.close()
-            raise SandboxFailure(f"unexpected greeting from the container: {self.ready}", anomaly="start_failed")
+        self._check_greeting("the container")
         return self
 
     @staticmethod

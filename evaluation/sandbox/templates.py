@@ -165,14 +165,7 @@ class ForkedSandbox(AgentSandbox):
             os.close(stdin_r)
             os.close(stdout_w)
         self.reader = FrameReader(self.stdout_r)
-        try:
-            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
-        except SandboxFailure as exc:
-            self.close()
-            raise SandboxFailure(f"the fresh sandbox did not come up: {exc}", anomaly="start_failed") from exc
-        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
-            self.close()
-            raise SandboxFailure(f"unexpected greeting from a fresh sandbox: {self.ready}", anomaly="start_failed")
+        self._read_greeting("the fresh sandbox", START_TIMEOUT_S)
         return self
 
     @property
