@@ -8,8 +8,8 @@ mount, PID, network, IPC, UTS and cgroup namespaces, with its own /proc, its own
 empty /scratch, /tmp and /dev/shm, no capabilities and no_new_privs, running an
 agent as its PID 1. Closing one kills that PID 1, and with it the whole namespace.
 
-Templates are kept per hash seed (an interpreter's string hashes are fixed when
-it starts) on a small shelf, and each serves one fresh sandbox at a time, so the
+Templates are kept per hash seed and interpreter (both fixed when an interpreter
+starts) on a small shelf, and each serves one fresh sandbox at a time, so the
 per-uid limits of its uid bind one run alone. When templates cannot work here
 (no nested user namespaces, say), the engine falls back to exec; see engine.py.
 """
