@@ -21,6 +21,7 @@ import itertools
 import logging
 import os
 import select
+import subprocess
 import threading
 import time
 import uuid
@@ -62,7 +63,10 @@ class SandboxTemplate:
                                 warm=False, template=True)  # fmt: skip
         self.ctl, theirs = lite.socketpair(lite.SOCK_SEQPACKET)
         try:
-            self.process, self.uid_lease = launch(command, slot=self.slot, stdin=theirs.fileno(), stdout=None)
+            # stdout: nothing of the host's (its log pipe, say) reaches the template or its forks
+            self.process, self.uid_lease = launch(
+                command, slot=self.slot, stdin=theirs.fileno(), stdout=subprocess.DEVNULL
+            )
         finally:
             theirs.close()
         try:
