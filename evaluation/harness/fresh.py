@@ -218,7 +218,7 @@ def _drop_privileges() -> None:
         lite.prctl(PR_CAPBSET_DROP, capability)
     header = struct.pack("Ii", CAPABILITY_VERSION_3, 0)
     lite.check(lite.libc("capset", "z", "z")(header, bytes(24)), "capset")  # effective, permitted, inheritable
-    lite.check(lite.libc("prctl", "i", "L", "L", "L", "L")(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    lite.prctl(PR_SET_NO_NEW_PRIVS, 1)
     status = _read("/proc/self/status")
     for line in status.splitlines():
         name, _, value = line.partition(":")

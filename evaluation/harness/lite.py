@@ -158,13 +158,13 @@ class Event:
 
 # -- libc ------------------------------------------------------------------------------------
 
-_libc_functions: dict[str, Any] = {}
+_libc_functions: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def libc(name: str, *argtypes: str) -> Any:
     """A libc function through `_ctypes` (the `ctypes` package costs ~4 ms), returning
     an int. Argument types by letter: "i" int, "L" unsigned long, "z" bytes or None."""
-    function = _libc_functions.get(name)
+    function = _libc_functions.get((name, argtypes))
     if function is not None:
         return function
     import _ctypes
@@ -178,7 +178,7 @@ def libc(name: str, *argtypes: str) -> Any:
 
     function = _Function((name, _Process()))
     function.argtypes = tuple(_c_type(letter) for letter in argtypes)
-    _libc_functions[name] = function
+    _libc_functions[(name, argtypes)] = function
     return function
 
 
