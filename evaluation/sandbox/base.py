@@ -45,6 +45,12 @@ class AgentSandbox:
     def close(self) -> None:
         raise NotImplementedError
 
+    def death_evidence(self) -> tuple[str | None, str]:
+        """After the channel was lost: what the backend saw of the sandbox's end, as
+        (an anomaly that names evidence, evaluation/sandbox/evidence.py, or None; a few
+        words for the message). By default nothing more is known."""
+        return None, ""
+
     def _read_greeting(self, what: str, timeout: float) -> None:
         """Read the agent's first frame; closes the sandbox and raises if none comes."""
         try:

@@ -160,6 +160,18 @@ class BwrapSandbox(AgentSandbox):
                     pass
             self._release_uid()
 
+    def death_evidence(self) -> tuple[str | None, str]:
+        """How bwrap ended. The agent is PID 1 of the sandbox: no process inside can
+        signal it, so whatever this says, it names no evidence against the solution."""
+        process = self.process
+        if process is None:
+            return None, ""
+        try:
+            code = process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return None, "bwrap still runs"
+        return None, f"bwrap was killed by signal {-code}" if code < 0 else f"bwrap exited with code {code}"
+
     def _release_uid(self) -> None:
         # Only once the sandbox's processes are gone may another sandbox take the uid.
         if self.uid_lease is not None:

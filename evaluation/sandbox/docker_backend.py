@@ -133,6 +133,23 @@ class DockerSandbox(AgentSandbox):
             self.uid_lease.release()
             self.uid_lease = None
 
+    def death_evidence(self) -> tuple[str | None, str]:
+        """What the engine says of a container whose agent stopped answering. One the
+        kernel killed for memory held nothing but the run's own processes under its
+        limit (evidence against the solution); any other end names no evidence."""
+        container = self.container
+        if container is None:
+            return None, ""
+        try:
+            container.wait(timeout=2)
+        except Exception:  # noqa: S110 - still running (stalled, not dead): its state below says so
+            pass
+        container.reload()
+        state = container.attrs.get("State") or {}
+        if state.get("OOMKilled"):
+            return "container_oom", "the kernel killed the container for memory (OOMKilled)"
+        return None, f"the container is {state.get('Status')} (exit code {state.get('ExitCode')})"
+
     def fingerprint_parts(self) -> list[str]:
         return [f"docker:{self.image_id}"]
 

@@ -1,11 +1,14 @@
 """`run(request) -> result`: one execution in a sandbox, whatever the backend.
 
-The engine decides who is to blame when something goes wrong. A sandbox
-that cannot start is `sandbox_error`: our fault, never a wrong answer. A run
-whose judge or sandbox dies is rerun once in a fresh sandbox: if it dies
-the same way again, the solution did it (killing the judge, crashing the
-sandbox) and the run fails or times out; if the rerun is clean, the first
-failure was ours and the rerun's verdict stands.
+The engine decides who is to blame when something goes wrong, on evidence
+(evaluation/sandbox/evidence.py says what counts and why). A sandbox that cannot
+start is `sandbox_error`: our fault, never a wrong answer. A run whose first
+attempt leaves no clean record is rerun once in a fresh sandbox, and the rerun
+decides: a clean record is the verdict; evidence that the solution broke its
+sandbox (its zygote killed or stopped, its judge held past the wall time, its
+container out of memory) is the solution's failure; anything else (the sandbox
+killed from outside, silent, unable to start, the host's OOM killer striking)
+is `sandbox_error`, with no reward, for the caller to retry.
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ import time
 import uuid
 from typing import Any
 
-from evaluation.sandbox import metrics, replay
+from evaluation.sandbox import evidence, metrics, replay
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import RunRequest, RunResult, Status, TestOutcome
 
 TRUNCATION_MARKER = "\n…[output truncated: the limit is {limit} bytes]"
-_TIMEOUT_ANOMALIES = {"judge_unresponsive", "host_deadline"}
 _pools: dict[str, SandboxPool] = {}
 _pools_lock = threading.Lock()
 
@@ -112,6 +114,7 @@ def cold_sandbox(backend: str, hash_seed: int, how: str | None = None) -> Any:
 def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: str | None = None) -> _Attempt:
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
+    oom_before = evidence.oom_kills_before() if backend == "bwrap" else -1
     if pool is None:  # cold: a fresh sandbox for this run alone
         sandbox = None
         try:
@@ -119,6 +122,7 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: 
             attempt.raw = sandbox.execute(request, run_id)
         except SandboxFailure as exc:
             attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
+            _ask_the_remains(attempt, sandbox)
         finally:
             if sandbox is not None:  # the verdict is in; tearing the sandbox down need not delay it
                 threading.Thread(target=sandbox.close, daemon=True).start()
@@ -131,25 +135,45 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: 
                 except SandboxFailure as exc:
                     attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
                     sandbox.tainted = True
+                    _ask_the_remains(attempt, sandbox)
                     raise
                 if attempt.raw.get("anomaly"):
                     sandbox.tainted = True
         except SandboxFailure as exc:
             if attempt.anomaly is None:
                 attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
+    record = (attempt.raw or {}).get("record") or {}
     if attempt.raw is not None and attempt.anomaly is None:
         attempt.anomaly = attempt.raw.get("anomaly")
-        record = attempt.raw.get("record") or {}
+        attempt.detail = str(attempt.raw.get("detail") or "")[:2000]
         if attempt.anomaly is None and record.get("status") == Status.SANDBOX_ERROR:
             attempt.anomaly, attempt.detail = "harness_error", record.get("message", "")
         if attempt.anomaly is None and not record.get("complete"):
             attempt.anomaly = "incomplete_record"
+    failed = attempt.anomaly is not None or record.get("status") != Status.PASSED
+    if failed and backend == "bwrap" and evidence.oom_struck_since(oom_before):
+        # The host's OOM killer struck while this ran: it may have picked this run's
+        # process, and a solution killed that way looks as if it crashed. (A container's
+        # own memory limit is the solution's to keep: see evidence.py.)
+        attempt.detail = f"the host's OOM killer struck during the run ({attempt.anomaly or 'no anomaly'})"
+        attempt.anomaly = evidence.HOST_OOM
     return attempt
 
 
-def _infrastructure(anomaly: str | None) -> bool:
-    """Failures that happen before any solution code ran: never the solution's."""
-    return anomaly in {"backend_missing", "start_failed", "pool_closed", "harness_error", "hash_seed_mismatch"}
+def _ask_the_remains(attempt: _Attempt, sandbox: Any) -> None:
+    """A sandbox that stopped answering: ask its backend what it saw (a container the
+    kernel killed for memory, a process killed by a signal) for the evidence."""
+    seen = getattr(sandbox, "death_evidence", None)
+    if seen is None or attempt.anomaly not in ("sandbox_died", "host_deadline"):
+        return
+    try:
+        anomaly, detail = seen()
+    except Exception as exc:  # the evidence is a nicety; the run's blame stands without it
+        metrics.log.warning("could not ask a lost sandbox what happened: %s", exc)
+        return
+    attempt.anomaly = anomaly or attempt.anomaly
+    if detail:
+        attempt.detail = f"{attempt.detail} ({detail})"
 
 
 def run(
@@ -167,38 +191,44 @@ def run(
         pool = get_pool(backend)
     started = time.monotonic()
     first = _attempt(request, pool, backend, cold)  # PoolBusy goes to the caller: nothing ran
-    final, attempts = first, 1
+    anomalies = [first.anomaly]
+    final = first
     if first.anomaly is not None:
-        # Rerun once, cold, in a sandbox that has seen nothing else.
-        second = _attempt(request, None, backend, cold)
-        final, attempts = second, 2
-        if second.anomaly is not None:
-            result = _blame(request, first, second, backend)
-            result.attempts = 2
-            result.wall_s = time.monotonic() - started
-            _log(result, request)
-            return result
-    result = _from_record(request, final, backend)
-    result.attempts = attempts
-    result.anomaly = first.anomaly
-    _log(result, request)
+        # Rerun once, cold, in a sandbox that has seen nothing else: its evidence decides.
+        final = _attempt(request, None, backend, cold)
+        anomalies.append(final.anomaly)
+    if final.anomaly is None:
+        result = _from_record(request, final, backend)
+        result.anomaly = first.anomaly
+    else:
+        result = _blame(request, first, final, backend)
+        result.wall_s = time.monotonic() - started
+    result.attempts = len(anomalies)
+    _log(result, request, anomalies)
     return result
 
 
-def _blame(request: RunRequest, first: _Attempt, second: _Attempt, backend: str) -> RunResult:
-    if _infrastructure(first.anomaly) or _infrastructure(second.anomaly):
+def _blame(request: RunRequest, first: _Attempt, rerun: _Attempt, backend: str) -> RunResult:
+    """Both attempts left no clean record: the fresh sandbox's evidence decides."""
+    earned = evidence.SOLUTION_EVIDENCE.get(rerun.anomaly or "")
+    if earned is None:
         status = Status.SANDBOX_ERROR
-        message = f"the sandbox failed ({second.anomaly}): {second.detail}".strip()
-    elif second.anomaly in _TIMEOUT_ANOMALIES:
-        status = Status.TIMEOUT
-        message = f"the run stalled its judge past the wall-time limit, twice ({first.anomaly}, {second.anomaly})"
-    else:
-        status = Status.FAILED
         message = (
-            f"the solution broke its sandbox in two fresh sandboxes ({first.anomaly}, {second.anomaly}); "
+            f"the sandbox failed, not the solution: {rerun.anomaly}: {rerun.detail}".strip()
+            + f" (first attempt: {first.anomaly})"
+        )
+    else:
+        status = Status(earned)
+        what = {
+            "zygote_died": "killed or stopped the process that starts its own (the zygote)",
+            "judge_unresponsive": "held its judge past the wall-time limit",
+            "container_oom": "filled its container's memory until the kernel killed the judge",
+        }[rerun.anomaly]
+        message = (
+            f"the solution {what} in a fresh sandbox (first attempt: {first.anomaly}); "
             "a run that leaves no complete result record has failed"
         )
-    sandbox = second.sandbox or first.sandbox
+    sandbox = rerun.sandbox or first.sandbox
     return RunResult(
         status=status,
         message=message,
@@ -208,7 +238,7 @@ def _blame(request: RunRequest, first: _Attempt, second: _Attempt, backend: str)
         harness_version=harness_version(),
         seed=request.seed,
         repeat=request.repeat,
-        anomaly=second.anomaly,
+        anomaly=rerun.anomaly,
     )
 
 
@@ -244,7 +274,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
     )
 
 
-def _log(result: RunResult, request: RunRequest) -> None:
+def _log(result: RunResult, request: RunRequest, anomalies: list[str | None]) -> None:
     result.request_digest = _keep_for_replay(request)
     metrics.record_execution(
         {
@@ -265,6 +295,7 @@ def _log(result: RunResult, request: RunRequest) -> None:
             "repeat": result.repeat,
             "attempts": result.attempts,
             "anomaly": result.anomaly,
+            "anomalies": anomalies,
             "request_digest": result.request_digest,
         }
     )
