@@ -311,6 +311,8 @@ REWARD = {
     # Completions a queue message (a worker runs them side by side): a batch of 16 is one message.
     "CHUNK": env_int("REWARD_CHUNK", 16),
     "RETENTION_H": env_int("REWARD_RETENTION_H", 72),  # finished batches are kept this long (idempotency)
+    # Runs more of a completion whose run was a sandbox_error, before it is answered with no reward.
+    "SANDBOX_RETRIES": env_int("REWARD_SANDBOX_RETRIES", 2),
 }
 
 # --- Production hardening; each can be relaxed from the environment behind a proxy.

@@ -5,13 +5,17 @@ Idempotent: a chunk delivered again (a worker died, a broker restarted) runs onl
 what it can claim, and a verdict is written only over a row still `running`.
 Rewards: `passed` earns 1. In `fraction` mode any other verdict earns the
 fraction of tests passed, kept below 1 (only a pass earns 1). `sandbox_error`
-earns no reward (null): a broken sandbox is our fault, not a wrong answer.
+earns no reward (null): a broken sandbox is our fault, not a wrong answer. The
+server runs such a completion again (REWARD SANDBOX_RETRIES times at most) before
+it answers null, and each result says how many retries it needed.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -28,6 +32,8 @@ from tasks_app.raw_rows import hot_cursor, one_of
 from trainer_bridge.models import RewardBatch, RewardItem
 from trainer_bridge.services import wakeups
 from trainer_bridge.services.rewards import options
+
+log = logging.getLogger(__name__)
 
 # A claim older than this belongs to a dead worker: no run, retried once, takes as long.
 STALE_CLAIM = timedelta(seconds=2 * 600 + 60)
@@ -134,40 +140,119 @@ def _runner_threads(size: int) -> ThreadPoolExecutor:
         return _runners
 
 
+# Pauses before the server's own retries of a completion whose run was a
+# sandbox_error: a killed sandbox or an engine restarting is usually over by then.
+RETRY_PAUSES_S = (0.2, 1.0, 2.0)
+_BUSY = object()  # _run_one's answer when every sandbox was busy: nothing ran
+
+
 def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
     """Run the items this call can claim, side by side on the warm pool, and record
-    their verdicts together. Returns how many it ran. Idempotent: a redelivered chunk
-    finds its items claimed or finished and runs nothing twice."""
-    from evaluation.sandbox import engine
-    from evaluation.sandbox.errors import PoolBusy
+    their verdicts. Returns how many it ran. Idempotent: a redelivered chunk finds its
+    items claimed or finished and runs nothing twice.
+
+    Steps: claim; run every item (one item's failure, whatever it is, is that item's
+    sandbox_error alone); write the verdicts in; run again, up to REWARD
+    SANDBOX_RETRIES times, the items whose run was a sandbox_error, writing each
+    round's verdicts as they come; items that found every sandbox busy go back to
+    pending for the task's retry. Should anything still escape (the database gone),
+    the items not yet written go back to pending rather than wait out a stale claim."""
     from evaluation.services.verification import SandboxUnavailable, worker_name
 
     me = worker or worker_name()
     items = _claim(item_ids, worker=me, now=timezone.now())
     if not items:
         return 0
-    pool = engine.get_pool()
-    runs = {_runner_threads(pool.size).submit(engine.run, run_request_for(item.version, item.code,
-                                                                         seed=item.seed)): item
-            for item in items}  # fmt: skip
-    finished, busy = [], []
-    # Every verdict is written together once all are in, so waiting on each in turn
-    # costs nothing; as_completed hung a waiter on every future and woke the task's
-    # thread once per run (~0.1 ms of the worker's Python a completion).
-    for future, item in runs.items():
-        try:
-            finished.append(_verdict(item, future.result()))
-        except PoolBusy:
-            busy.append(item.pk)
-    _write_verdicts(finished)
-    if busy:
-        RewardItem.objects.filter(pk__in=busy, status="running").update(status="pending", started_at=None)
-    _finish_batches({item.batch_id for item in items})
-    for batch_id in {item.batch_id for item in items}:
-        wakeups.notify(batch_id)
+    written: set[int] = set()
+    try:
+        busy = _run_with_retries(items, written)
+    except BaseException:
+        _release([item.pk for item in items if item.pk not in written])
+        raise
     if busy:
         raise SandboxUnavailable(f"{len(busy)} completions found every sandbox busy; they wait for a retry")
     return len(items)
+
+
+def _run_with_retries(items: list[Claimed], written: set[int]) -> list[int]:
+    """Run `items` and write their verdicts, retrying sandbox errors (see
+    reward_items_run); returns the ids of those left pending because the pool was busy."""
+    from evaluation.sandbox import engine
+
+    runners = _runner_threads(engine.get_pool().size)
+    retries = max(0, int(options().get("SANDBOX_RETRIES", 2)))
+    todo, busy = items, []
+    for retry in range(retries + 1):
+        if retry:
+            time.sleep(RETRY_PAUSES_S[min(retry, len(RETRY_PAUSES_S)) - 1])
+        # Every verdict of a round is written together once all are in, so waiting on each
+        # in turn costs nothing; as_completed hung a waiter on every future and woke the
+        # task's thread once per run (~0.1 ms of the worker's Python a completion).
+        runs = [(runners.submit(_run_one, item), item) for item in todo]
+        finished, again, busy_now = [], [], []
+        for future, item in runs:
+            result = future.result()
+            if result is _BUSY:
+                busy_now.append(item.pk)
+                continue
+            _verdict_or_error(item, result, retries=retry)
+            (again if item.status == Status.SANDBOX_ERROR and retry < retries else finished).append(item)
+        _write_verdicts(finished)
+        written.update(item.pk for item in finished)
+        if busy_now:
+            _release(busy_now)
+            written.update(busy_now)
+            busy += busy_now
+        batches = {item.batch_id for item in finished}
+        _finish_batches(batches)
+        for batch_id in batches:
+            wakeups.notify(batch_id)
+        if again:
+            log.info("retrying %d completion(s) whose run was a sandbox_error (retry %d of %d)",
+                     len(again), retry + 1, retries)  # fmt: skip
+        todo = again
+        if not todo:
+            break
+    return busy
+
+
+def _run_one(item: Claimed) -> Any:
+    """One completion's RunResult; _BUSY when every sandbox was busy; a sandbox_error
+    result when anything else went wrong on our side, so it is this item's alone."""
+    from evaluation.sandbox import engine
+    from evaluation.sandbox.errors import PoolBusy
+    from evaluation.sandbox.types import RunResult
+
+    try:
+        return engine.run(run_request_for(item.version, item.code, seed=item.seed))
+    except PoolBusy:
+        return _BUSY
+    except Exception as exc:
+        log.exception("the platform failed to run reward item %s", item.pk)
+        return RunResult(status=Status.SANDBOX_ERROR, message=f"the platform failed to run it: {_said(exc)}")
+
+
+def _verdict_or_error(item: Claimed, result: Any, *, retries: int) -> Claimed:
+    try:
+        _verdict(item, result)
+    except Exception as exc:  # a result this code could not read is ours, and this item's alone
+        log.exception("could not read the verdict of reward item %s", item.pk)
+        item.status, item.reward, item.tests_passed, item.tests_total = str(Status.SANDBOX_ERROR), None, 0, 0
+        item.result = {"tests": [], "message": f"the platform could not read its verdict: {_said(exc)}"}
+        item.wall_s = item.cpu_s = None
+        item.finished_at = timezone.now()
+    item.result["retries"] = retries
+    return item
+
+
+def _said(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:MESSAGE_KEPT]
+
+
+def _release(pks: list[int]) -> None:
+    """Claimed items this call will not finish go back to pending, for the next delivery."""
+    if pks:
+        RewardItem.objects.filter(pk__in=pks, status="running").update(status="pending", started_at=None)
 
 
 def _write_verdicts(items: list[Claimed]) -> None:

@@ -42,7 +42,7 @@ _HASH_CHARS = set("0123456789abcdef")
 
 def options() -> dict[str, Any]:
     defaults = {"MAX_BATCH": 256, "MAX_COMPLETION_BYTES": 65536, "DEADLINE_S": 120.0, "MAX_DEADLINE_S": 600.0,
-                "MAX_IN_FLIGHT": 2048, "CHUNK": 16, "RETENTION_H": 72}  # fmt: skip
+                "MAX_IN_FLIGHT": 2048, "CHUNK": 16, "RETENTION_H": 72, "SANDBOX_RETRIES": 2}  # fmt: skip
     return {**defaults, **getattr(settings, "REWARD", {})}
 
 
@@ -415,6 +415,8 @@ def _item_body(row: dict[str, Any], reveal_hidden: bool) -> dict[str, Any]:
             "total_s": _round(total_s),
         },
         "request_digest": detail.get("request_digest") or None,
+        # Runs the server added because one ended in sandbox_error (REWARD_SANDBOX_RETRIES at most).
+        "retries": int(detail.get("retries") or 0),
     }
 
 
