@@ -89,8 +89,9 @@ def _pytest_version() -> str | None:
         except OSError:
             continue
         for line in text.splitlines():
-            name, equals, value = line.partition("=")
-            if equals and name.strip() in ("version", "__version__"):
+            # `version = "X"`, or setuptools_scm's `__version__ = version = 'X'` (Debian's).
+            names, equals, value = line.rpartition("=")
+            if equals and {n.strip() for n in names.split("=")} & {"version", "__version__"}:
                 value = value.strip()
                 if len(value) > 2 and value[0] == value[-1] and value[0] in "'\"":
                     return value[1:-1]
