@@ -148,3 +148,21 @@ def test_required_checks_can_still_be_set_from_the_environment(client, settings,
     monkeypatch.setenv("PATH", str(tmp_path))
     status, body = _health(client)
     assert status == 200 and body["checks"]["sandbox"]["ok"] is False and body["checks"]["sandbox"]["required"] is False
+
+
+def test_a_worker_whose_bwrap_is_present_but_starts_no_sandbox_reports_it(
+    client, settings, redis_broker, monkeypatch, fresh_probe
+):
+    """Production: the workers' reports carry the same real probe, not only a PATH lookup."""
+    monkeypatch.setenv("SANDBOX_BACKEND", "bwrap")
+    monkeypatch.setenv("SANDBOX_PYTHON", "/usr/bin/true")  # present and executable, but no interpreter
+    reporter = PoolReporter(redis_broker, "w3@host-c")
+    reporter.publish()
+    try:
+        status, body = _health(client)
+    finally:
+        reporter.stop()
+    assert status == 200, body  # with Redis the sandbox check is reported, not required, by default
+    sandbox = body["checks"]["sandbox"]
+    assert sandbox["ok"] is False and sandbox["required"] is False
+    assert sandbox["reason"].startswith("w3@host-c (bwrap): a bwrap sandbox does not start"), sandbox
