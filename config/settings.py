@@ -8,6 +8,7 @@ DATABASE_URL, CELERY_BROKER_URL and ALLOWED_HOSTS point it at real services.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -78,6 +79,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "tasks_app.ui.context.roles",
+                "config.ops.context.sandbox_alert",
             ],
         },
     },
@@ -334,10 +336,13 @@ SILENCED_SYSTEM_CHECKS = env_list("SILENCED_SYSTEM_CHECKS", [])
 # /metrics: with a token, only `Authorization: Bearer <token>`; without, direct callers
 # from loopback or private addresses only.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
-# Checks that turn /healthz into a 503 when they fail; the others are reported only. The
-# sandbox check is not required by default: a web host whose sandbox workers are away
-# still serves curation, and a load balancer taking it out would not bring them back.
-HEALTH_REQUIRED_CHECKS = env_list("HEALTH_REQUIRED_CHECKS", ["database", "broker"])
+# Checks that turn /healthz into a 503 when they fail; the others are reported only.
+# Unset (None): the database and the broker, and the sandbox when the web checks its own
+# backend (the filesystem broker of the embedded defaults). With Redis the sandbox check
+# reads the workers' reports and is not required: a web host whose sandbox workers are
+# away still serves curation, and a load balancer taking it out would not bring them
+# back (config/ops/health.py).
+HEALTH_REQUIRED_CHECKS = env_list("HEALTH_REQUIRED_CHECKS", []) if "HEALTH_REQUIRED_CHECKS" in os.environ else None
 # json: one JSON object a line (config/ops/logs.py), for log shippers; plain: for people.
 LOG_FORMAT = env_str("LOG_FORMAT", "plain" if EMBEDDED else "json").strip().lower()
 if LOG_FORMAT not in ("json", "plain"):

@@ -8,6 +8,7 @@ acks late: a worker killed mid-run leaves its message to be delivered again.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.conf import settings
@@ -44,6 +45,14 @@ SANDBOX_RUN = {
 }
 
 log = logging.getLogger(__name__)
+# A sandbox backend missing from a worker (bwrap not installed, the Docker engine or its
+# image gone) fails every run at once: retrying within seconds, as the backoff starts,
+# only floods the log (44 lines in 30 s). Its runs wait the longest backoff before each
+# try instead, still at most max_retries tries (the reaper resumes the verification
+# later); the worker says why once every BACKEND_MISSING_LOG_S, and /healthz says so too.
+BACKEND_MISSING_WAIT_S = int(SANDBOX_RUN["retry_backoff_max"])
+BACKEND_MISSING_LOG_S = 300.0
+_missing_said: dict[str, float] = {}
 
 
 @shared_task(name="evaluation.verify_version", acks_late=True, reject_on_worker_lost=True)
@@ -71,9 +80,13 @@ def run_execution(self, execution_id: int) -> str:
     """Run one execution; retried with backoff only when the sandbox failed."""
     try:
         execution = execution_run(execution_id=execution_id, worker=self.request.hostname or None)
-    except SandboxUnavailable:
+    except SandboxUnavailable as exc:
+        failed = Execution.objects.only("verification_id", "result").get(pk=execution_id)
         # Let the verification show "infrastructure error" while this waits for its retry.
-        verification_finish(verification_id=Execution.objects.get(pk=execution_id).verification_id)
+        verification_finish(verification_id=failed.verification_id)
+        if (failed.result or {}).get("anomaly") == "backend_missing":
+            _say_backend_missing(failed.result)
+            raise self.retry(exc=exc, countdown=BACKEND_MISSING_WAIT_S) from exc
         raise
     stale_in = execution_claim_stale_in(execution_id=execution_id)
     if stale_in is not None:
@@ -84,6 +97,20 @@ def run_execution(self, execution_id: int) -> str:
         return f"claimed elsewhere: again in {stale_in:.0f} s"
     verification = verification_finish(verification_id=execution.verification_id)
     return f"{execution.status} ({verification.state} {verification.done}/{verification.total})"
+
+
+def _say_backend_missing(result: dict) -> None:
+    backend = str(result.get("backend") or "?")
+    now = time.monotonic()
+    if now - _missing_said.get(backend, -BACKEND_MISSING_LOG_S) < BACKEND_MISSING_LOG_S:
+        return
+    _missing_said[backend] = now
+    log.error(
+        "the %s sandbox backend is missing on this worker (%s): every run here fails at once, so each waits "
+        "%d s before its next try (at most %d tries); install it (make run does: platform/scripts/ensure-sandbox.sh) "
+        "or set SANDBOX_BACKEND. /healthz shows the same. Said again in %.0f s at the earliest.",
+        backend, result.get("message", ""), BACKEND_MISSING_WAIT_S, SANDBOX_RUN["max_retries"], BACKEND_MISSING_LOG_S,
+    )  # fmt: skip
 
 
 @shared_task(name="evaluation.finish_verification", acks_late=True)

@@ -6,15 +6,25 @@ exception's message: those name hosts, ports and sometimes credentials, and the
 endpoint answers anyone who asks.
 
 The sandbox check reads what the sandbox workers report through Redis (each
-reports every SANDBOX_POOL_REPORT_S whether its backend can start sandboxes:
-bwrap found, or the Docker engine answering with the sandbox image present). With
-the embedded filesystem broker there is no Redis to report through, and the web
-runs beside its worker on one machine, so it checks the configured backend itself.
+reports every SANDBOX_POOL_REPORT_S whether its backend can run a verification:
+evaluation/sandbox/probe.py, a real sandbox started at most every PROBE_TTL_S).
+With the embedded filesystem broker there is no Redis to report through, and the
+web runs beside its worker on one machine, so it probes the configured backend
+itself, through the same cache.
+
+Which checks make /healthz fail: HEALTH_REQUIRED_CHECKS when set; otherwise the
+database and the broker, and the sandbox where the web checks it itself (the
+embedded defaults: one machine whose sandbox cannot start verifies nothing at
+all). With Redis the sandbox is reported, not required: a web host still serves
+curation while sandbox workers are away, and a load balancer taking it out of
+rotation would not bring them back. Either way an admin sees the reason on every
+page (sandbox_alert, config/ops/context.py).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -104,12 +114,13 @@ def check_broker() -> CheckResult:
 
 def check_sandbox() -> CheckResult:
     from evaluation.sandbox.engine import default_backend
-    from evaluation.sandbox.metrics import backend_problem, read_pool_reports
+    from evaluation.sandbox.metrics import read_pool_reports
+    from evaluation.sandbox.probe import backend_status
 
     url = redis_url()
     if url is None:
         backend = default_backend()
-        problem = backend_problem(backend)
+        problem = backend_status(backend)
         return CheckResult(problem is None, problem or "", {"backend": backend, "source": "local"})
     try:
         reports = read_pool_reports(redis_client(url))
@@ -139,9 +150,45 @@ RUNNERS: dict[str, Callable[[], CheckResult]] = {
 }
 
 
+# How long the admin banner trusts the workers' reports before reading them again.
+ALERT_TTL_S = 15.0
+_alerts: dict[str, tuple[float, str | None]] = {}
+_alerts_lock = threading.Lock()
+
+
+def sandbox_alert() -> str | None:
+    """Why verification cannot run, for the admin banner; None when it can. Cheap on
+    every page: the local probe behind check_sandbox is cached (evaluation/sandbox/
+    probe.py), and the workers' reports are read at most every ALERT_TTL_S."""
+    url = redis_url()
+    if url is not None:
+        with _alerts_lock:
+            found = _alerts.get(url)
+            if found is not None and time.monotonic() - found[0] < ALERT_TTL_S:
+                return found[1]
+    try:
+        result = check_sandbox()
+    except Exception as exc:  # the banner must never break a page
+        result = CheckResult(False, failure_reason(exc))
+    problem = None if result.ok else result.reason
+    if url is not None:
+        with _alerts_lock:
+            _alerts[url] = (time.monotonic(), problem)
+    return problem
+
+
+def required_checks() -> set[str]:
+    """HEALTH_REQUIRED_CHECKS when set; otherwise the database and the broker, and the
+    sandbox when this process checks it itself (no Redis: the embedded defaults)."""
+    configured = getattr(settings, "HEALTH_REQUIRED_CHECKS", None)
+    if configured is not None:
+        return set(configured)
+    return {"database", "broker"} | ({"sandbox"} if redis_url() is None else set())
+
+
 def health() -> tuple[bool, dict[str, Any]]:
     """Run every check, in order; (whether all required ones passed, the JSON body)."""
-    required = set(getattr(settings, "HEALTH_REQUIRED_CHECKS", ("database", "broker")))
+    required = required_checks()
     checks: dict[str, Any] = {}
     failing = []
     for name in CHECKS:

@@ -105,9 +105,10 @@ def backend_problem(backend: str) -> str | None:
 
 def pool_reports(host: str) -> list[dict[str, Any]]:
     """One report per sandbox pool of this process: its stats, and whether its backend
-    can start sandboxes. The configured backend's pool is created if no run has yet
+    can run a verification. The configured backend's pool is created if no run has yet
     (creating one starts nothing), so an idle worker reports its capacity too."""
     from evaluation.sandbox import engine
+    from evaluation.sandbox.probe import backend_status
 
     backends = {engine.default_backend(), *engine._pools}
     reports = []
@@ -122,7 +123,9 @@ def pool_reports(host: str) -> list[dict[str, Any]]:
                 "pid": os.getpid(),
                 "backend": backend,
                 **{key: int(stats.get(key, 0)) for key in POOL_STAT_KEYS},
-                "problem": backend_problem(backend),
+                # A real sandbox run, at most every PROBE_TTL_S: a package present is not
+                # a backend that works (evaluation/sandbox/probe.py).
+                "problem": backend_status(backend),
                 "at": time.time(),
             }
         )

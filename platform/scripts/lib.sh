@@ -9,6 +9,43 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 APT_UPDATED=""
+
+# why_no_install: prints why this script may not install Debian packages (and fails),
+# or prints nothing (and succeeds) where it may: as root, with apt-get on the PATH,
+# unless PLATFORM_INSTALL=0 asks it never to.
+why_no_install() {
+  if [ "${PLATFORM_INSTALL:-1}" = "0" ]; then
+    echo "PLATFORM_INSTALL=0 is set"
+  elif [ "$(id -u)" -ne 0 ]; then
+    echo "this is not root"
+  elif ! command -v apt-get >/dev/null; then
+    echo "apt-get is not on the PATH"
+  else
+    return 0
+  fi
+  return 1
+}
+
+# install_command PKG...: the command a person runs to install them.
+install_command() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo "
+  echo "${sudo}apt-get install -y --no-install-recommends $*"
+}
+
+# apt_get_install PKG...: install these packages now (the caller found them missing).
+apt_get_install() {
+  local why
+  why="$(why_no_install)" || die "missing Debian packages: $* ($why): run \`$(install_command "$@")\`"
+  say "apt-get install $*"
+  if [ -z "$APT_UPDATED" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 \
+    || die "apt-get install $* failed"
+}
+
 apt_install() {
   # Install Debian packages that are missing; needs root (as on CI and the dev machines).
   local missing=()
@@ -16,14 +53,7 @@ apt_install() {
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  [ "$(id -u)" -eq 0 ] || die "missing Debian packages: ${missing[*]} (run as root or install them)"
-  say "apt-get install ${missing[*]}"
-  if [ -z "$APT_UPDATED" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
-    APT_UPDATED=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-    || die "apt-get install ${missing[*]} failed"
+  apt_get_install "${missing[@]}"
 }
 
 ensure_python() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: set up and start the platform on its embedded defaults (SQLite and a
-# filesystem Celery broker under var/), with the sample catalogue and demo users.
+# filesystem Celery broker under var/, the bubblewrap sandbox), with the sample
+# catalogue and demo users.
 # Starts the web server on 127.0.0.1:8000 and a Celery worker; Ctrl-C stops both.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -10,6 +11,10 @@ HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
 
 ensure_venv requirements.txt
+# Before anything is served: the sandbox backend installed (bubblewrap, the sandbox's
+# python3 with pytest) and one real sandbox run through it, or one message saying what
+# to install; never a platform whose every verdict would be sandbox_error.
+"$ROOT/platform/scripts/ensure-sandbox.sh"
 say "migrating"
 "$PY" manage.py migrate --noinput
 say "loading the sample catalogue and demo users"

@@ -102,3 +102,67 @@ def test_livez_needs_nothing_but_the_process(client, settings, closed_port):
     settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{closed_port}/7"
     response = client.get("/livez")
     assert response.status_code == 200 and json.loads(response.content) == {"status": "ok"}
+
+
+# -- the embedded defaults (make run): the web probes its own backend, and must -----------------
+
+
+@pytest.fixture
+def fresh_probe():
+    """Each test probes afresh: the probe's answers are cached per process."""
+    from evaluation.sandbox import probe
+
+    probe._cache.clear()
+    yield
+    probe._cache.clear()
+
+
+def test_embedded_health_is_503_with_the_reason_when_bwrap_is_missing(client, monkeypatch, tmp_path, fresh_probe):
+    monkeypatch.setenv("PATH", str(tmp_path))  # a machine without bubblewrap, as the platform finds it
+    status, body = _health(client)
+    assert status == 503, body
+    assert body["failing"] == ["sandbox"]
+    sandbox = body["checks"]["sandbox"]
+    assert sandbox["required"] is True and sandbox["source"] == "local" and sandbox["backend"] == "bwrap"
+    assert sandbox["ok"] is False and sandbox["reason"] == "bubblewrap (bwrap) is not installed"
+
+
+def test_embedded_health_is_503_when_bwrap_is_present_but_no_sandbox_starts(client, monkeypatch, fresh_probe):
+    # An executable that is no interpreter: every package check passes, the sandbox never greets.
+    monkeypatch.setenv("SANDBOX_PYTHON", "/usr/bin/true")
+    status, body = _health(client)
+    assert status == 503, body
+    assert body["failing"] == ["sandbox"]
+    assert body["checks"]["sandbox"]["reason"].startswith("a bwrap sandbox does not start: "), body
+
+
+def test_embedded_health_is_200_when_a_real_sandbox_runs_a_solution(client, fresh_probe):
+    status, body = _health(client)
+    assert status == 200, body
+    sandbox = body["checks"]["sandbox"]
+    assert sandbox == {**sandbox, "ok": True, "required": True, "source": "local", "backend": "bwrap"}
+
+
+def test_required_checks_can_still_be_set_from_the_environment(client, settings, monkeypatch, tmp_path, fresh_probe):
+    settings.HEALTH_REQUIRED_CHECKS = ["database", "broker"]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    status, body = _health(client)
+    assert status == 200 and body["checks"]["sandbox"]["ok"] is False and body["checks"]["sandbox"]["required"] is False
+
+
+def test_a_worker_whose_bwrap_is_present_but_starts_no_sandbox_reports_it(
+    client, settings, redis_broker, monkeypatch, fresh_probe
+):
+    """Production: the workers' reports carry the same real probe, not only a PATH lookup."""
+    monkeypatch.setenv("SANDBOX_BACKEND", "bwrap")
+    monkeypatch.setenv("SANDBOX_PYTHON", "/usr/bin/true")  # present and executable, but no interpreter
+    reporter = PoolReporter(redis_broker, "w3@host-c")
+    reporter.publish()
+    try:
+        status, body = _health(client)
+    finally:
+        reporter.stop()
+    assert status == 200, body  # with Redis the sandbox check is reported, not required, by default
+    sandbox = body["checks"]["sandbox"]
+    assert sandbox["ok"] is False and sandbox["required"] is False
+    assert sandbox["reason"].startswith("w3@host-c (bwrap): a bwrap sandbox does not start"), sandbox
