@@ -41,7 +41,9 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
-DATASET = ROOT.parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+from tasks_app.datasets import humaneval_path  # noqa: E402
+
+DATASET = humaneval_path()
 
 
 def best_of(repeat: int, fn) -> float:

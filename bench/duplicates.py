@@ -25,8 +25,9 @@ sys.path.insert(0, str(ROOT))
 from evaluation import duplicates  # noqa: E402
 from evaluation.duplicates import Item  # noqa: E402
 from evaluation.duplicates_audit import audit  # noqa: E402
+from tasks_app.datasets import humaneval_path  # noqa: E402
 
-DATASET = ROOT.parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+DATASET = humaneval_path()
 
 
 def humaneval_items() -> list[Item]:

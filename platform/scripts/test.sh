@@ -14,7 +14,8 @@ DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
 "$ROOT/platform/scripts/ensure-docker.sh" >/dev/null
 export DATABASE_URL
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
-unset SECRET_KEY DJANGO_DEBUG
+# Every component is installed above: a missing one must fail its tests, never skip them.
+unset SECRET_KEY DJANGO_DEBUG TEST_ALLOW_MISSING
 
 say "ruff"
 "$VENV/bin/ruff" check .

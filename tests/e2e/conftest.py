@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -26,7 +25,9 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-CHROMIUM = os.environ.get("E2E_CHROMIUM", "/usr/bin/chromium")
+from tests.components import chromium_path
+
+CHROMIUM = chromium_path() or "/usr/bin/chromium"  # $E2E_CHROMIUM, else the first on the PATH
 OUTPUT = Path(__file__).resolve().parent / "output"
 # Generous: two slow cores are shared with other test runs, and the journeys wait on
 # real workers and sandboxes. Playwright returns as soon as a condition holds.
@@ -36,13 +37,11 @@ FAILED = pytest.StashKey[bool]()
 
 # What every journey module marks itself with. The live server answers from another
 # thread, so the tests commit; serialized rollback restores the seeded rows (role
-# groups) afterwards. Under CI a missing browser is a failure, not a skip.
+# groups) afterwards. A missing browser fails, unless TEST_ALLOW_MISSING=chromium.
 JOURNEY = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists() and not os.environ.get("CI"), reason=f"needs a Chromium at {CHROMIUM}"
-    ),
+    pytest.mark.chromium,
 ]
 
 

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import random
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -122,7 +121,7 @@ def test_a_cold_agent_starts_without_the_costly_modules():
     assert costly.isdisjoint(out), sorted(costly.intersection(out))
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+@pytest.mark.bwrap
 def test_cold_sandboxes_seed_random_for_the_solution_and_the_tests():
     """A cold sandbox imports `random` only for code that names it, and seeds it then,
     so two cold runs of one request agree (and a warm run with them)."""

@@ -6,14 +6,12 @@ from __future__ import annotations
 import gzip
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
-from django.conf import settings
 
 from evaluation.sandbox import engine
 from evaluation.sandbox.types import Limits, RunRequest, Status
+from tasks_app.datasets import humaneval_path
 
-DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+DATASET = humaneval_path()
 
 
 def humaneval_requests() -> list[tuple[str, RunRequest]]:

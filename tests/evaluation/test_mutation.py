@@ -7,14 +7,13 @@ import gzip
 import hashlib
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from evaluation.mutation import FAMILIES, Mutant, generate_mutants
+from tasks_app.datasets import humaneval_path
 
-DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+DATASET = humaneval_path()
 
 # A reference with a site for every family, a docstring per scope and a main guard.
 RICH = '''"""Scoring helpers."""

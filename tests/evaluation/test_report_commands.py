@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.audit import ROW_FIELDS, default_dataset
+from evaluation.audit import ROW_FIELDS
 from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.services import VerifyConfig, verification_run_inline
 from tasks_app.models import State, Task
@@ -123,7 +123,6 @@ def test_a_bad_format_or_an_unknown_selection_is_a_command_error(curator):
         _report("--tag", "nothing-here")
 
 
-@pytest.mark.skipif(not default_dataset().exists(), reason="needs ../shared/datasets/HumanEval.jsonl.gz")
 def test_the_humaneval_audit_writes_a_report_that_matches_the_database(tmp_path):
     output = tmp_path / "audit.md"
     call_command(

@@ -5,14 +5,13 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from evaluation.difficulty.samples import SamplesError, _defines, extract_code, parse_samples, with_prompt
+from tasks_app.datasets import humaneval_path
 
-DATASET = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "HumanEval.jsonl.gz"
+DATASET = humaneval_path()
 
 
 def _jsonl(*rows: object) -> bytes:

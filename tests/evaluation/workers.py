@@ -43,6 +43,9 @@ def flush_broker() -> None:
     """Empty the tests' Redis database (and only that one)."""
     import redis
 
+    from tests.components import require
+
+    require("redis")
     client = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
     try:
         client.flushdb()

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.evaluation.conftest import IN_CI, docker_ready
+from tests.components import require
 
-# Docker runs wherever its engine and the sandbox image are there, and always under
-# CI (where `make test` sets both up, so a missing one fails rather than skips).
-BACKENDS = ["bwrap"] + (["docker"] if os.environ.get("SANDBOX_TEST_DOCKER") or IN_CI or docker_ready() else [])
+# Both backends, always: a missing one fails its tests (or skips them when
+# TEST_ALLOW_MISSING names it, see tests/components.py), never drops them unseen.
+BACKENDS = ["bwrap", "docker"]
 
 # A secret planted in this process's environment before any sandbox starts: the
 # stand-in for the worker's own secrets (SECRET_KEY, DATABASE_URL). No sandbox
@@ -36,16 +36,8 @@ def host_canary() -> Iterator[str]:
         os.environ[CANARY_NAME] = saved
 
 
-def backend_unavailable(backend: str) -> str | None:
-    """Why `backend` cannot run here, or None."""
-    if backend == "bwrap":
-        from evaluation.sandbox.bwrap import bwrap_path
-
-        return None if bwrap_path() else "bubblewrap is not installed"
+def require_backend(backend: str) -> None:
+    """Fail the test (or skip it, when TEST_ALLOW_MISSING says so) if `backend` cannot run here."""
+    require(backend)
     if backend == "docker":
-        try:
-            import evaluation.sandbox.docker_backend  # noqa: F401
-        except Exception as exc:  # the backend or its SDK is missing
-            return f"the docker backend is unavailable: {exc}"
-        return None
-    return f"unknown backend {backend}"
+        import evaluation.sandbox.docker_backend  # noqa: F401  (its SDK missing is an error, not a skip)

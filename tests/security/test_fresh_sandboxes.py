@@ -19,7 +19,7 @@ import time
 import pytest
 
 from evaluation.sandbox import engine
-from evaluation.sandbox.bwrap import BwrapSandbox, bwrap_path, sandbox_python
+from evaluation.sandbox.bwrap import BwrapSandbox, sandbox_python
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.templates import ForkedSandbox, SandboxTemplate, shelf
@@ -28,7 +28,7 @@ from . import hostcheck
 from .cases import PASSED
 from .test_isolation_between_runs import CHANNELS, CHECK_DONE, CHECK_NO_LEAK, STATE, _state, describe, request
 
-pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not installed")
+pytestmark = pytest.mark.bwrap  # fails without bubblewrap, unless TEST_ALLOW_MISSING=bwrap
 
 IDENTITY = """
 import os

@@ -31,7 +31,7 @@ from evaluation.sandbox.types import RunResult
 
 from . import hostcheck
 from .cases import CASES, HONEST, PASSED, SANDBOX_ERROR, Case, read_case
-from .conftest import BACKENDS, backend_unavailable
+from .conftest import BACKENDS, require_backend
 
 SLOW_RUNNER_TIMEOUT_S = 240
 
@@ -69,9 +69,7 @@ def sandboxes() -> Iterator[Callable[[str], Sandboxes]]:
     def get(variant: str) -> Sandboxes:
         if variant not in made:
             backend, fresh = variant.removesuffix(FRESH), variant.endswith(FRESH)
-            reason = backend_unavailable(backend)
-            if reason:
-                pytest.skip(reason)
+            require_backend(backend)
             # The host checks count every sandbox process this test process owns: the
             # engine's shared pools, left warm by earlier test modules, must go first.
             engine.close_pools()
@@ -135,7 +133,7 @@ def _params() -> list[Any]:
     for variant in VARIANTS:
         backend = variant.removesuffix(FRESH)
         for case in sorted(CASES, key=lambda c: c.slow):  # the slow ones last: they run beside the rest
-            marks = []
+            marks = [getattr(pytest.mark, backend)]  # `-m "not docker"` deselects a backend
             if case.known_hole(backend):
                 marks.append(pytest.mark.xfail(strict=True, reason=case.known_hole(backend)))
             params.append(pytest.param(variant, case, id=f"{variant}-{case.name}", marks=marks))

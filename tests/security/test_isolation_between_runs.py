@@ -22,7 +22,7 @@ from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import RunRequest, RunResult
 
 from .cases import LIMITS, PASSED
-from .conftest import BACKENDS, backend_unavailable
+from .conftest import BACKENDS, require_backend
 
 CHECK_DONE = "def check(probe):\n    got = probe()\n    assert got == 'done', got\n"
 CHECK_NO_LEAK = "def check(probe):\n    leaks = probe()\n    assert leaks == [], leaks\n"
@@ -44,9 +44,7 @@ def single_pools() -> Iterator[Callable[[str], SandboxPool]]:
 
     def get(backend: str) -> SandboxPool:
         if backend not in made:
-            reason = backend_unavailable(backend)
-            if reason:
-                pytest.skip(reason)
+            require_backend(backend)
             made[backend] = SandboxPool(engine.sandbox_factory(backend), size=1)
         return made[backend]
 
@@ -285,7 +283,9 @@ def _channel_params() -> list[Any]:
     for backend in BACKENDS:
         for channel in CHANNELS:
             reason = KNOWN_LEAKS.get(backend, {}).get(channel)
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            marks = [getattr(pytest.mark, backend)]
+            if reason:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
             params.append(pytest.param(backend, channel, id=f"{backend}-{channel}", marks=marks))
     return params
 
@@ -385,13 +385,11 @@ def _state(result: RunResult) -> dict[str, Any]:
     return json.loads(lines[-1][len("STATE ") :])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=getattr(pytest.mark, b)) for b in BACKENDS])
 def test_second_run_sees_what_a_fresh_sandbox_sees(backend: str) -> None:
     """The /tmp, / and /dev/shm leaks are left out of A's mischief here (the tests
     above pin them): everything else must look as it does in a new sandbox."""
-    reason = backend_unavailable(backend)
-    if reason:
-        pytest.skip(reason)
+    require_backend(backend)
     probe = request(STATE, CHECK_DONE)
     fresh_pool = SandboxPool(engine.sandbox_factory(backend), size=1)
     reused_pool = SandboxPool(engine.sandbox_factory(backend), size=1)

@@ -211,3 +211,22 @@ def test_export_to_an_unwritable_path_is_a_command_error(curator, tmp_path):
 def test_standard_input_may_also_be_a_text_stream(curator):
     out, _ = run("import_tasks", "-", "--user", curator.username, stdin=io.StringIO(jsonl(DEMO).decode()))
     assert out.startswith("humaneval: 1 created")
+
+
+def test_humaneval_imports_the_packaged_data_set_with_no_path(curator):
+    out, _ = run("import_tasks", "--humaneval", "--user", curator.username)
+    assert out == "humaneval: 164 created, 0 updated, 0 unchanged, 0 rejected\n"
+    assert Task.objects.get(slug="humaneval-0").latest_version.changelog == "Imported from HumanEval.jsonl.gz"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), r'Give the PATH of a JSONL file \("-" for standard input\), or --humaneval\.'),
+        (("tasks.jsonl", "--humaneval"), r"Give a PATH or --humaneval, not both \(got PATH 'tasks.jsonl'\)\."),
+    ],
+)
+def test_a_path_and_humaneval_together_or_neither_is_an_error(curator, args, message):
+    with pytest.raises(CommandError, match=message):
+        run("import_tasks", *args, "--user", curator.username)
+    assert Task.objects.count() == 0

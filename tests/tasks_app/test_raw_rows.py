@@ -18,18 +18,16 @@ def _prepared() -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+@pytest.mark.postgres  # prepared statements are PostgreSQL's
 def test_a_repeated_statement_is_prepared_on_postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip("prepared statements are PostgreSQL's")
     sql = "SELECT COUNT(*) FROM tasks_app_apitoken WHERE key_hash = %s AND id > %s"
     for n in range(8):
         assert fetch_row(sql, [f"no-such-hash-{n}", 0]) == (0,)
     assert any("tasks_app_apitoken WHERE key_hash = $1" in statement for statement in _prepared())
 
 
+@pytest.mark.postgres
 def test_prepared_statements_can_be_turned_off():
-    if connection.vendor != "postgresql":
-        pytest.skip("prepared statements are PostgreSQL's")
     connection.ensure_connection()
     threshold = connection.connection.prepare_threshold
     connection.connection.prepare_threshold = None  # what DATABASE_PREPARED_STATEMENTS=0 sets

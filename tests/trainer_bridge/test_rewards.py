@@ -198,6 +198,9 @@ def test_a_full_queue_answers_busy_with_retry_after(curator, settings, api_as):
     assert RewardBatch.objects.count() == 1  # nothing stored for the refused batch
 
 
+# Two submitting threads need a real database: SQLite's test database is in memory,
+# shared between threads by a cache that locks tables outright instead of waiting.
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_batches_counted_side_by_side_never_pass_the_limit_together(curator, settings, monkeypatch):
     """Admission is counted and inserted under one lock: the second submitter counts
@@ -208,10 +211,6 @@ def test_two_batches_counted_side_by_side_never_pass_the_limit_together(curator,
 
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        # The test database on SQLite is in memory, shared between threads by a cache
-        # that locks tables outright ("database table is locked") instead of waiting.
-        pytest.skip("two submitting threads need a real database: run with DATABASE_URL on PostgreSQL (make test does)")
     settings.REWARD = {**rewards.options(), "MAX_IN_FLIGHT": 2}
     task = make_task(owner=curator)
     body = [{"version_hash": _hash(task), "completion": CORRECT}] * 2

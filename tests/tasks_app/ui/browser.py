@@ -2,7 +2,7 @@
 
 Only the standard library: a minimal WebSocket client is enough for the
 protocol's JSON messages, and keeps the suite free of a browser-automation
-dependency. Tests skip when no Chromium is installed.
+dependency. Tests that use it are marked `chromium` (tests/components.py).
 """
 
 from __future__ import annotations
@@ -21,13 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-
-def chromium_path() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+from tests.components import chromium_path  # one lookup for every browser test
 
 
 class _WebSocket:

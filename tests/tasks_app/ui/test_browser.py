@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,15 +10,13 @@ from django.test import Client
 
 from tasks_app.models import State, Task
 from tests.factories import make_task
-from tests.tasks_app.ui.browser import Browser, chromium_path
+from tests.tasks_app.ui.browser import Browser
 from tests.tasks_app.ui.conftest import in_review
 
 pytestmark = [
     pytest.mark.slow,
-    # `make test` installs Chromium, so under CI a missing browser is a failure, not a skip.
-    pytest.mark.skipif(
-        chromium_path() is None and not os.environ.get("CI"), reason="needs a Chromium for the real-browser checks"
-    ),
+    # `make test` installs Chromium: a missing browser fails, unless TEST_ALLOW_MISSING=chromium.
+    pytest.mark.chromium,
     # The live server runs in another thread, so these tests commit; serialized
     # rollback restores the role groups that a data migration created.
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
