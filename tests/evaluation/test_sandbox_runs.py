@@ -191,7 +191,7 @@ def test_deeply_nested_plain_data_crosses_but_recursion_stays_pythons_own(sandbo
 def test_the_runtime_fingerprint_names_the_sandboxs_pytest(sandbox):
     """Debian's pytest writes its version as `__version__ = version = '7.2.1'`: the greeting
     must read it, or every fingerprint says pytest:None whatever pytest the runs used."""
-    backend, pool = sandbox
+    _backend, pool = sandbox
     with pool.lease(1) as leased:
         version = leased.ready.get("pytest")
     assert version and version[0].isdigit(), leased.ready
