@@ -20,8 +20,10 @@ from evaluation.services import (
     execution_run,
     verification_finish,
     verification_plan,
+    verification_verdict_apply,
     verifications_reap,
     versions_unplanned,
+    versions_verdict_unapplied,
 )
 from evaluation.services.config import VerifyConfig
 from evaluation.services.difficulty import difficulty_fit_create
@@ -94,8 +96,9 @@ def finish_verification(verification_id: int) -> str:
 @shared_task(name="evaluation.reap_verifications")
 def reap_verifications() -> int:
     """Periodic (beat): resume verifications stuck past their deadline, or stalled
-    while the sandbox queue is empty (their messages were lost); and ask again for
-    those never planned while the queue verify_version waits on is empty."""
+    while the sandbox queue is empty (their messages were lost); ask again for
+    those never planned while the queue verify_version waits on is empty; and move
+    submitted tasks whose verification is done already."""
     waiting = queued_messages(SANDBOX_QUEUE)
     resumed = verifications_reap(queue_idle=waiting == 0)
     if resumed:
@@ -111,7 +114,12 @@ def reap_verifications() -> int:
         log.warning("asking again for %d verifications never planned: versions %s", len(unplanned), unplanned)
     for version_id in unplanned:
         verify_version.delay(version_id)
-    return len(resumed) + len(unplanned)
+    undecided = versions_verdict_unapplied()
+    if undecided:
+        log.warning("deciding %d submitted versions by their finished verification: %s", len(undecided), undecided)
+    for version_id in undecided:
+        verification_verdict_apply(version_id=version_id)
+    return len(resumed) + len(unplanned) + len(undecided)
 
 
 def _default_queue() -> str:
