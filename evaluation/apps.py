@@ -27,6 +27,6 @@ def _verify_on_submit(sender: Any, *, version_id: int, actor_id: int | None = No
         return
     if not getattr(settings, "VERIFICATION", {}).get("ON_SUBMIT", True):
         return
-    from evaluation.tasks import verify_version
+    from evaluation.tasks import enqueue_verification
 
-    verify_version.delay(version_id, requested_by_id=actor_id)
+    enqueue_verification(version_id, requested_by_id=actor_id)

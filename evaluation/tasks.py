@@ -8,6 +8,7 @@ acks late: a worker killed mid-run leaves its message to be delivered again.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.conf import settings
@@ -58,6 +59,35 @@ def verify_version(version_id: int, force: bool = False, requested_by_id: int | 
     )
     enqueue_executions(verification.pk, todo)
     return verification.pk
+
+
+# After an enqueue failed, the next ones in this many seconds are not tried: a bulk
+# submit while the broker is down costs one failed publish (about a second of
+# retries), not one each. The reaper sends what was skipped.
+ENQUEUE_BACKOFF_S = 30.0
+_enqueue_failed_at: float | None = None
+
+
+def enqueue_verification(version_id: int, *, requested_by_id: int | None = None) -> bool:
+    """Send a submitted version's verify_version; False when the broker refused it.
+
+    The submission has committed by now and stays: a task in `submitted` whose
+    version has no verification planned is the durable record of the work, which
+    the beat's reaper finds and asks for again (versions_unplanned, after
+    VERIFICATION STALL_AFTER_S). So a broker that is down or unreachable fails no
+    submit (and no other task of a bulk submit): it only delays the verification."""
+    global _enqueue_failed_at
+    if _enqueue_failed_at is not None and time.monotonic() - _enqueue_failed_at < ENQUEUE_BACKOFF_S:
+        log.warning("verification of version %s not enqueued (the broker failed just now): the reaper will", version_id)
+        return False
+    try:
+        verify_version.delay(version_id, requested_by_id=requested_by_id)
+    except Exception as exc:  # kombu's OperationalError, a timeout, a refused connection
+        _enqueue_failed_at = time.monotonic()
+        log.warning("verification of version %s not enqueued, the reaper will: %s", version_id, exc)
+        return False
+    _enqueue_failed_at = None
+    return True
 
 
 def enqueue_executions(verification_id: int, execution_ids: list[int]) -> None:
