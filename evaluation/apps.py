@@ -17,9 +17,16 @@ class EvaluationConfig(AppConfig):
 
 
 def _verify_on_submit(sender: Any, *, version_id: int, actor_id: int | None = None, **_: Any) -> None:
-    """Submitting a version enqueues its verification (VERIFICATION["ON_SUBMIT"])."""
+    """Submitting a version whose verification under the current configuration is
+    done already (verified before it was submitted) moves its task at once by that
+    verdict; otherwise it enqueues the verification (VERIFICATION["ON_SUBMIT"]),
+    which decides when it finishes."""
+    from evaluation.services import verification_verdict_apply
+
+    if verification_verdict_apply(version_id=version_id):
+        return
     if not getattr(settings, "VERIFICATION", {}).get("ON_SUBMIT", True):
         return
-    from evaluation.tasks import verify_version
+    from evaluation.tasks import enqueue_verification
 
-    verify_version.delay(version_id, requested_by_id=actor_id)
+    enqueue_verification(version_id, requested_by_id=actor_id)

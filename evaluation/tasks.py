@@ -21,8 +21,10 @@ from evaluation.services import (
     execution_run,
     verification_finish,
     verification_plan,
+    verification_verdict_apply,
     verifications_reap,
     versions_unplanned,
+    versions_verdict_unapplied,
 )
 from evaluation.services.config import VerifyConfig
 from evaluation.services.difficulty import difficulty_fit_create
@@ -65,6 +67,35 @@ def verify_version(version_id: int, force: bool = False, requested_by_id: int | 
     )
     enqueue_executions(verification.pk, todo)
     return verification.pk
+
+
+# After an enqueue failed, the next ones in this many seconds are not tried: a bulk
+# submit while the broker is down costs one failed publish (about a second of
+# retries), not one each. The reaper sends what was skipped.
+ENQUEUE_BACKOFF_S = 30.0
+_enqueue_failed_at: float | None = None
+
+
+def enqueue_verification(version_id: int, *, requested_by_id: int | None = None) -> bool:
+    """Send a submitted version's verify_version; False when the broker refused it.
+
+    The submission has committed by now and stays: a task in `submitted` whose
+    version has no verification planned is the durable record of the work, which
+    the beat's reaper finds and asks for again (versions_unplanned, after
+    VERIFICATION STALL_AFTER_S). So a broker that is down or unreachable fails no
+    submit (and no other task of a bulk submit): it only delays the verification."""
+    global _enqueue_failed_at
+    if _enqueue_failed_at is not None and time.monotonic() - _enqueue_failed_at < ENQUEUE_BACKOFF_S:
+        log.warning("verification of version %s not enqueued (the broker failed just now): the reaper will", version_id)
+        return False
+    try:
+        verify_version.delay(version_id, requested_by_id=requested_by_id)
+    except Exception as exc:  # kombu's OperationalError, a timeout, a refused connection
+        _enqueue_failed_at = time.monotonic()
+        log.warning("verification of version %s not enqueued, the reaper will: %s", version_id, exc)
+        return False
+    _enqueue_failed_at = None
+    return True
 
 
 def enqueue_executions(verification_id: int, execution_ids: list[int]) -> None:
@@ -121,8 +152,9 @@ def finish_verification(verification_id: int) -> str:
 @shared_task(name="evaluation.reap_verifications")
 def reap_verifications() -> int:
     """Periodic (beat): resume verifications stuck past their deadline, or stalled
-    while the sandbox queue is empty (their messages were lost); and ask again for
-    those never planned while the queue verify_version waits on is empty."""
+    while the sandbox queue is empty (their messages were lost); ask again for
+    those never planned while the queue verify_version waits on is empty; and move
+    submitted tasks whose verification is done already."""
     waiting = queued_messages(SANDBOX_QUEUE)
     resumed = verifications_reap(queue_idle=waiting == 0)
     if resumed:
@@ -138,7 +170,12 @@ def reap_verifications() -> int:
         log.warning("asking again for %d verifications never planned: versions %s", len(unplanned), unplanned)
     for version_id in unplanned:
         verify_version.delay(version_id)
-    return len(resumed) + len(unplanned)
+    undecided = versions_verdict_unapplied()
+    if undecided:
+        log.warning("deciding %d submitted versions by their finished verification: %s", len(undecided), undecided)
+    for version_id in undecided:
+        verification_verdict_apply(version_id=version_id)
+    return len(resumed) + len(unplanned) + len(undecided)
 
 
 def _default_queue() -> str:

@@ -9,20 +9,25 @@ the reaper find every container the platform made.
 from __future__ import annotations
 
 import os
-import socket
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import DockerStreamReader
+from evaluation.sandbox.docker_owners import (
+    LABEL,
+    heartbeat_ages,
+    heartbeat_ensure,
+    heartbeats_prune,
+    owner_id,
+    owner_ttl_s,
+)
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
-LABEL = "org.taskplatform.sandbox"
 MEMORY_MB = int(os.environ.get("SANDBOX_DOCKER_MEMORY_MB", "2048"))
 PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
@@ -70,6 +75,7 @@ class DockerSandbox(AgentSandbox):
         self.uid_lease = lease_uid(hint=os.getpid() * 13 + self.slot)
         uid = self.uid_lease.uid
         try:
+            owner = heartbeat_ensure(docker_client)  # beating before its first container exists
             self.container = client.containers.create(
                 image.id,
                 command=["python3", "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY],  # from its bytecode
@@ -92,7 +98,7 @@ class DockerSandbox(AgentSandbox):
                 volumes={str(readable_copy()): {"bind": "/harness", "mode": "ro"}},
                 working_dir="/scratch",
                 hostname="sandbox",
-                labels=self._labels(),
+                labels=self._labels(owner),
             )
             attached = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
             self.sock = attached._sock  # the raw socket under docker-py's wrapper
@@ -109,8 +115,8 @@ class DockerSandbox(AgentSandbox):
         return self
 
     @staticmethod
-    def _labels() -> dict[str, str]:
-        return {LABEL: "1", f"{LABEL}.owner": owner_label(), f"{LABEL}.created": str(int(time.time()))}
+    def _labels(owner: str) -> dict[str, str]:
+        return {LABEL: "1", f"{LABEL}.owner": owner, f"{LABEL}.created": str(int(time.time()))}
 
     @property
     def alive(self) -> bool:
@@ -157,35 +163,8 @@ class DockerSandbox(AgentSandbox):
         self.sock.sendall(data)
 
 
-def owner_label() -> str:
-    """`<hostname>:<pid>:<start>` of this process; the start time (clock ticks since
-    boot) tells the process apart from a later one given the same pid."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid())}"
-
-
-def _start_ticks(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22, starttime, counted after the name
-
-
-def owner_alive(owner: str, *, host: str) -> bool | None:
-    """Whether the process named by an owner label still runs: True or False for one
-    on this host (same hostname, same pid namespace), None for one elsewhere, which
-    this host cannot see."""
-    owner_host, _, rest = owner.partition(":")
-    pid, _, started = rest.partition(":")
-    if owner_host != host:
-        return None
-    if not pid.isdigit() or not _process_alive(int(pid)):
-        return False
-    return not started or _start_ticks(int(pid)) == started  # an old label (no start) trusts the pid
-
-
 def foreign_expiry_s() -> float:
-    """How old a container made on another host must be before it is surely no one's:
+    """How old a container whose owner never beat must be before it is surely no one's:
     a pool retires sandboxes past SANDBOX_MAX_AGE_S when they come back, and a run in
     one lasts at most its wall-time limit (10 min) plus the rerun of a failed first try."""
     from evaluation.sandbox.pool import max_sandbox_age_s
@@ -196,37 +175,43 @@ def foreign_expiry_s() -> float:
 def reap_containers(*, everything: bool = False) -> int:
     """Remove the containers the platform made that are no one's (or all of them with
     `everything`), and return the count:
-    - those whose owner process on this host is gone (what a crashed worker left);
+    - those whose owner's heartbeat has expired (docker_owners: what a crashed
+      worker, or a replica gone with its container, left), wherever the owner ran;
     - those that no longer run: a sandbox in use always runs its agent, so an exited
       one is what the engine stopped on its way down, or what an owner could not remove;
-    - those made on another host (another replica with its own hostname) only once
+    - those whose owner never beat (made by a release before heartbeats) only once
       older than any sandbox serves (foreign_expiry_s): until then their owner may be
-      alive, and removing them would fail its runs."""
+      alive, and removing them would fail its runs.
+    Never a running container of this process, whatever its own heartbeat says. Then
+    the heartbeats of dead owners with no container left go too."""
     client = docker_client()
-    host = socket.gethostname()
+    mine = owner_id()
+    ttl = owner_ttl_s()
     expiry = foreign_expiry_s()
+    ages, beats = heartbeat_ages(client)  # read before the containers: an owner's beat precedes its containers
     now = time.time()
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        labels = container.labels
-        alive = owner_alive(labels.get(f"{LABEL}.owner", ""), host=host)
-        if alive is None:
+    kept: set[str] = set()
+    # One call, no inspect a container (containers.list's): a container another reaper
+    # removes meanwhile makes an inspect fail.
+    for container in client.api.containers(all=True, filters={"label": LABEL}):
+        labels = container.get("Labels") or {}
+        owner = labels.get(f"{LABEL}.owner", "")
+        if owner == mine:
+            alive = True
+        elif owner in ages:
+            alive = ages[owner] < ttl
+        else:
             created = labels.get(f"{LABEL}.created", "")
             alive = created.isdigit() and now - int(created) < expiry
-        if everything or not alive or container.status in ("exited", "dead"):
+        if everything or not alive or container.get("State") in ("exited", "dead"):
             try:
-                container.remove(force=True)
+                client.api.remove_container(container["Id"], force=True)
                 removed += 1
+                continue
             except Exception:  # noqa: S110 - gone already
                 pass
+        kept.add(owner)
+    dead = [owner for owner, age in ages.items() if age >= ttl and owner not in kept and owner != mine]
+    heartbeats_prune(client, [name for owner in dead for name in beats.get(owner, [])])
     return removed
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

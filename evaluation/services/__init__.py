@@ -8,9 +8,11 @@ from evaluation.services.verification import (
     verification_finish,
     verification_plan,
     verification_run_inline,
+    verification_verdict_apply,
     verifications_reap,
     verifications_run,
     versions_unplanned,
+    versions_verdict_unapplied,
 )
 
 __all__ = [
@@ -22,8 +24,10 @@ __all__ = [
     "verification_plan",
     "verification_request",
     "verification_run_inline",
+    "verification_verdict_apply",
     "verifications_reap",
     "verifications_request_many",
     "verifications_run",
     "versions_unplanned",
+    "versions_verdict_unapplied",
 ]

@@ -362,8 +362,14 @@ def verification_finish(*, verification_id: int) -> Verification:
     """Score, flag and decide, once every execution has a final status.
 
     An execution left with sandbox_error makes the verification an
-    infrastructure error (retried later), never a flag on the task."""
+    infrastructure error (retried later), never a flag on the task. One finished
+    already (by another worker, or before its task was submitted: submitting plans
+    the same verification, which runs nothing and lands here) decides a task still
+    waiting for it by its recorded verdict (`_decide_again`)."""
     verification = Verification.objects.select_related("version__task").get(pk=verification_id)
+    if verification.state == VerificationState.DONE:
+        _decide_again(verification)
+        return verification
     counts = dict(verification.executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
     if counts.get("pending") or counts.get("running"):
         return verification
@@ -389,9 +395,10 @@ def verification_finish(*, verification_id: int) -> Verification:
                 done=F("total"),
             )
         )
-        if not claimed:
+        if not claimed:  # finished by another worker meanwhile, which decided
             verification.refresh_from_db()
-            return verification  # finished by another worker
+            _decide_again(verification)
+            return verification
         Flag.objects.filter(verification_id=verification_id).delete()
         Flag.objects.bulk_create(
             Flag(
@@ -414,6 +421,35 @@ def _decide(version: TaskVersion, verdict: str) -> None:
     task_transition(
         actor=None, task=task, to_state=State.VERIFIED if verdict == "verified" else State.FLAGGED, note=note
     )
+
+
+def _decide_again(verification: Verification) -> None:
+    """Decide by a finished verification's recorded verdict, as when it finished, if
+    it is of the current configuration (the one a submitted version waits for).
+    A no-op for a task that is not waiting (`_decide`), so as often as it is called."""
+    if verification.state != VerificationState.DONE or not verification.verdict:
+        return
+    if verification.config_hash != VerifyConfig.from_settings().hash():
+        return  # an older or a custom configuration: the task waits for the current one
+    _decide(verification.version, verification.verdict)
+
+
+def verification_verdict_apply(*, version_id: int) -> bool:
+    """Move a submitted task at once by the verdict its version already has under the
+    current configuration (verified, then submitted), as a verification finishing
+    now would: to verified or flagged by its flags. Returns whether there was one
+    (False: a verification has to run)."""
+    found = (
+        Verification.objects.filter(
+            version_id=version_id, config_hash=VerifyConfig.from_settings().hash(), state=VerificationState.DONE
+        )
+        .select_related("version__task")
+        .first()
+    )
+    if found is None or not found.verdict:
+        return False
+    _decide(found.version, found.verdict)
+    return True
 
 
 # -- the whole thing, in-process (manage.py verify --sync, the audit, tests) -------------------------
@@ -505,6 +541,23 @@ def versions_unplanned(*, now: Any = None) -> list[int]:
     waiting = Task.objects.filter(state=State.SUBMITTED, updated_at__lt=quiet_since, latest_version__isnull=False)
     ids = waiting.exclude(Exists(planned)).order_by("updated_at").values_list("latest_version_id", flat=True)
     return list(ids[:UNPLANNED_RESENT_AT_ONCE])
+
+
+def versions_verdict_unapplied() -> list[int]:
+    """Latest versions of submitted tasks whose verification under the current
+    configuration is done: submitting, or the finish, should have moved their task
+    (verification_verdict_apply); the reaper applies the verdict of any it finds."""
+    from django.db.models import Exists, OuterRef
+
+    from tasks_app.models import Task
+
+    done = Verification.objects.filter(
+        version_id=OuterRef("latest_version_id"),
+        config_hash=VerifyConfig.from_settings().hash(),
+        state=VerificationState.DONE,
+    )
+    waiting = Task.objects.filter(state=State.SUBMITTED, latest_version__isnull=False).filter(Exists(done))
+    return list(waiting.order_by("updated_at").values_list("latest_version_id", flat=True)[:UNPLANNED_RESENT_AT_ONCE])
 
 
 def verifications_reap(*, now: Any = None, queue_idle: bool = False) -> list[tuple[int, list[int]]]:

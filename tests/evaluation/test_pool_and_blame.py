@@ -12,7 +12,7 @@ from evaluation.sandbox.errors import PoolBusy
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import Limits, RunRequest, Status
 from evaluation.sandbox.uids import reap_orphaned_uids
-from tests.evaluation.conftest import needs_bwrap, needs_docker
+from tests.evaluation.conftest import needs_bwrap
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -161,60 +161,7 @@ def test_the_bwrap_reaper_kills_processes_of_a_sandbox_whose_owner_is_gone():
         sandbox.close()
 
 
-def test_an_owner_label_names_a_live_process_only_while_it_lives():
-    import os
-    import socket
-    import subprocess
-
-    from evaluation.sandbox.docker_backend import owner_alive, owner_label
-
-    host = socket.gethostname()
-    me = owner_label()
-    assert me.startswith(f"{host}:{os.getpid()}:") and owner_alive(me, host=host) is True
-    pid = os.getpid()
-    assert owner_alive(f"{host}:{pid}:1", host=host) is False  # the pid, reused by a later process
-    assert owner_alive(f"{host}:{pid}", host=host) is True  # a label from before start times: the pid alone
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    assert owner_alive(f"{host}:{gone.pid}:1", host=host) is False
-    assert owner_alive(f"{host}:not-a-pid", host=host) is False
-    assert owner_alive(f"elsewhere:{pid}:1", host=host) is None  # another host: cannot tell
-
-
-@needs_docker
-def test_the_docker_reaper_removes_containers_no_one_owns_and_leaves_other_hosts_young_ones():
-    import socket
-    import subprocess
-
-    from evaluation.sandbox.docker_backend import LABEL, DockerSandbox, docker_client, foreign_expiry_s, reap_containers
-
-    sandbox = DockerSandbox().start()
-    client = docker_client()
-    gone = subprocess.Popen(["true"])
-    gone.wait()
-    now = int(time.time())
-
-    def made(owner: str, created: int) -> object:
-        labels = {LABEL: "1", f"{LABEL}.owner": owner, f"{LABEL}.created": str(created)}
-        return client.containers.create("taskplatform-sandbox:latest", command=["true"], labels=labels)
-
-    orphan = made(f"{socket.gethostname()}:{gone.pid}:1", now)  # its owner on this host is gone
-    young = made("another-replica:7:123", now)  # another host's, as young as any live sandbox
-    old = made("another-replica:7:123", now - int(foreign_expiry_s()) - 60)  # older than any sandbox serves
-    try:
-        reap_containers()
-        remaining = {c.id for c in client.containers.list(all=True, filters={"label": LABEL})}
-        assert orphan.id not in remaining and old.id not in remaining
-        assert young.id in remaining
-        assert sandbox.container.id in remaining  # its owner (this process) is alive
-        assert sandbox.ping()
-    finally:
-        sandbox.close()
-        for container in (orphan, young, old):
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: S110 - the reaper took it
-                pass
+# The Docker reaper and its owners' heartbeats: tests/evaluation/test_docker_owners.py.
 
 
 @needs_bwrap
