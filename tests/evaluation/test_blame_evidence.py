@@ -151,11 +151,12 @@ def test_the_oom_count_is_read_from_the_kernels_vmstat():
 def test_a_container_killed_from_outside_twice_is_a_sandbox_error_not_a_failure():
     import docker
 
-    from evaluation.sandbox.docker_backend import LABEL, owner_label
+    from evaluation.sandbox.docker_backend import LABEL
+    from evaluation.sandbox.docker_owners import owner_id
 
     client = docker.from_env()
     pool = SandboxPool(engine.sandbox_factory("docker"), size=1, wait_s=0.5)
-    ours = {"label": [f"{LABEL}.owner={owner_label()}"], "status": "running"}
+    ours = {"label": [f"{LABEL}.owner={owner_id()}"], "status": "running"}
 
     def our_containers() -> list[str]:
         return [c.id for c in client.containers.list(filters=ours)]
