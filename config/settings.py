@@ -262,7 +262,7 @@ VERIFICATION = {
     "REPEATS": env_int("VERIFY_REPEATS", 5),  # runs of each reference and adversarial solution
     "MUTANTS": env_int("VERIFY_MUTANTS", 30),  # mutants of the reference, at most
     "MUTATION_SEED": 0,
-    "PROBES": True,
+    "PROBES": env_bool("VERIFY_PROBES", True),  # run the reward-hacking probes
     "THRESHOLDS": {"WEAK_TESTS_BELOW": 0.8, "SLOW_HEADROOM_BELOW": 2.0, "MIN_TESTS": 3},
     # An execution "running" this long past its time limit lost its worker: another may claim it.
     "STALE_AFTER_S": env_int("VERIFY_STALE_AFTER_S", 120),

@@ -6,17 +6,17 @@ planned the same verification, found it finished, and the finish returned early
 ("finished by another worker") without deciding. Now a submitted task whose current
 configuration already has a finished verification moves at once, by that verdict.
 
-Verifications run in this process on the bwrap sandbox: `manage.py verify --sync`
-for verify and verify again, and Celery in eager mode for the one that submitting
-enqueues (verify_version, its executions and its finish, in this process). The
-state machine is under test here, not the broker (tests/evaluation/test_celery_workers.py
-and tests/faults/ run real workers).
+Verifications run on the bwrap sandbox: `manage.py verify --sync` in this process
+for verify and verify again, and a real Celery worker on Redis for the one that
+submitting enqueues (verify_version, its executions and its finish), which the test
+waits for before the next event.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import time
 from io import StringIO
 from typing import Any
 
@@ -43,17 +43,28 @@ ORDERS = [("import", *order) for order in itertools.permutations(EVENTS)]
 FLAVOURS = {"sound": (STRONG_CLAMP_TESTS, State.VERIFIED), "weak": (["assert clamp(3, 0, 10) == 3"], State.FLAGGED)}
 
 
-@pytest.fixture
-def small_and_eager(settings: Any) -> Any:
-    """The current configuration: two executions a verification (a reference run and
-    an adversarial one), submitting enqueues; Celery runs what is sent in this process."""
-    from config.celery import app
+SMALL = {"VERIFY_REPEATS": "1", "VERIFY_MUTANTS": "0", "VERIFY_PROBES": "0", "VERIFY_ON_SUBMIT": "1"}
 
+
+@pytest.fixture
+def small(settings: Any, broker: Any) -> Any:
+    """The current configuration, here and in any worker: two executions a verification
+    (a reference run and an adversarial one); submitting enqueues (to the test's Redis)."""
     settings.VERIFICATION = {**settings.VERIFICATION, "REPEATS": 1, "MUTANTS": 0, "PROBES": False, "ON_SUBMIT": True}
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = eager
+
+
+@pytest.fixture
+def worker(small: Any, workers: Any) -> Any:
+    (started,) = workers.start("lifecycle@test", **SMALL)
+    return started
+
+
+def _decided(task: Task, worker: Any, timeout: float = 90.0) -> None:
+    """Wait for the worker to run the verification a submission enqueued."""
+    end = time.monotonic() + timeout
+    while Task.objects.get(pk=task.pk).state == State.SUBMITTED:
+        assert time.monotonic() < end, f"{task.slug} stayed submitted:\n{worker.log()[-3000:]}"
+        time.sleep(0.1)
 
 
 def _content(hidden: list[str], *, statement: str = "Clamp x into [low, high].") -> VersionContent:
@@ -91,7 +102,7 @@ def _current_done(task: Task) -> Verification | None:
     ).first()
 
 
-def _run(curator: Any, order: tuple[str, ...], slug: str, hidden: list[str], verdict: str) -> list[str]:
+def _run(curator: Any, worker: Any, order: tuple[str, ...], slug: str, hidden: list[str], verdict: str) -> list[str]:
     """Apply the events in order; after each, check the task against a model of the
     lifecycle. Returns the states it went through."""
     expected, seen, versions = State.DRAFT, [], 1
@@ -110,6 +121,7 @@ def _run(curator: Any, order: tuple[str, ...], slug: str, hidden: list[str], ver
             verified_already = _current_done(task) is not None
             task_submit(actor=curator, task=task)
             expected = verdict  # at once, or once the verification it enqueued has run
+            _decided(task, worker)
             if verified_already:  # decided by the verification it has: nothing runs again
                 assert Execution.objects.count() == executions_before, f"{order}: {event} ran executions again"
         elif event == "new version":
@@ -132,12 +144,12 @@ def _run(curator: Any, order: tuple[str, ...], slug: str, hidden: list[str], ver
 @pytest.mark.slow
 @pytest.mark.parametrize("flavour", list(FLAVOURS))
 def test_every_order_of_import_verify_submit_new_version_and_verify_again_ends_in_the_right_state(
-    curator: Any, small_and_eager: Any, flavour: str
+    curator: Any, worker: Any, flavour: str
 ) -> None:
     hidden, verdict = FLAVOURS[flavour]
     finals = {}
     for number, order in enumerate(ORDERS):
-        states = _run(curator, order, f"{flavour}-{number}", hidden, verdict)
+        states = _run(curator, worker, order, f"{flavour}-{number}", hidden, verdict)
         finals[" > ".join(order[1:])] = states[-1]
     assert len(finals) == 24
     # Submitted after the last new version: decided; a new version after the submit: back to draft.
@@ -146,7 +158,7 @@ def test_every_order_of_import_verify_submit_new_version_and_verify_again_ends_i
         assert final == (verdict if events.index("submit") > events.index("new version") else State.DRAFT), order
 
 
-def test_a_task_verified_then_submitted_moves_at_once_without_running_anything(curator: Any, small_and_eager: Any):
+def test_a_task_verified_then_submitted_moves_at_once_without_running_anything(curator: Any, small: Any):
     task = _import(curator, "verified-first", STRONG_CLAMP_TESTS)
     _verify(task.slug)
     executions = Execution.objects.count()
@@ -157,9 +169,7 @@ def test_a_task_verified_then_submitted_moves_at_once_without_running_anything(c
     assert (last.from_state, last.to_state, last.actor) == (State.SUBMITTED, State.VERIFIED, None)
 
 
-def test_a_submitted_task_left_undecided_is_decided_by_the_finish_or_the_reaper(
-    curator: Any, small_and_eager: Any, broker: Any
-) -> None:
+def test_a_submitted_task_left_undecided_is_decided_by_the_finish_or_the_reaper(curator: Any, small: Any) -> None:
     """What if submitting did not decide (the web process died between the commit and
     its on-commit hook)? The verification's finish, asked again, decides by the verdict
     it recorded, and so does the beat's reaper."""
@@ -184,7 +194,7 @@ def test_a_submitted_task_left_undecided_is_decided_by_the_finish_or_the_reaper(
     assert reap_verifications() == 0  # nothing twice
 
 
-def test_a_verdict_of_another_configuration_does_not_decide_a_submitted_task(curator: Any, small_and_eager: Any):
+def test_a_verdict_of_another_configuration_does_not_decide_a_submitted_task(curator: Any, worker: Any):
     """Verified under a custom configuration (`verify --repeats 2`), then submitted: the
     task waits for (and here gets, in this process) the current configuration's verdict."""
     task = _import(curator, "custom-config", STRONG_CLAMP_TESTS)
@@ -192,7 +202,8 @@ def test_a_verdict_of_another_configuration_does_not_decide_a_submitted_task(cur
     custom = Verification.objects.get(version_id=task.latest_version_id)
     assert custom.config_hash != VerifyConfig.from_settings().hash() and _current_done(task) is None
     verification_finish(verification_id=custom.pk)
-    task_submit(actor=curator, task=task)  # runs the current configuration's verification (eager)
+    task_submit(actor=curator, task=task)  # the worker runs the current configuration's verification
+    _decided(task, worker)
     task.refresh_from_db()
     assert task.state == State.VERIFIED and _current_done(task) is not None
     assert Verification.objects.filter(version_id=task.latest_version_id).count() == 2
