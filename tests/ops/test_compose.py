@@ -65,6 +65,14 @@ def test_the_sandbox_workers_are_replicated_docker_workers(compose):
     assert outside + "}" == inside == env["TMPDIR"]
 
 
+def test_every_service_plans_and_runs_on_the_same_sandbox_backend(compose):
+    """The backend is part of a verification's configuration: a web or planning worker
+    on another backend than the sandbox workers would plan runs they cannot make."""
+    apps = [name for name, service in compose["services"].items() if "SECRET_KEY" in _environment(service)]
+    assert {"web", "worker-celery", "worker-sandbox", "beat"} <= set(apps)
+    assert {_environment(compose["services"][name]).get("SANDBOX_BACKEND") for name in apps} == {"docker"}
+
+
 def test_healthchecks_use_healthz_pg_isready_and_redis_ping(compose):
     services = compose["services"]
     assert "/healthz" in " ".join(services["web"]["healthcheck"]["test"])
