@@ -49,11 +49,19 @@ SANDBOX_RUN = {
 log = logging.getLogger(__name__)
 # A sandbox backend missing from a worker (bwrap not installed, the Docker engine or its
 # image gone) fails every run at once: retrying within seconds, as the backoff starts,
-# only floods the log (44 lines in 30 s). Its runs wait the longest backoff before each
-# try instead, still at most max_retries tries (the reaper resumes the verification
-# later); the worker says why once every BACKEND_MISSING_LOG_S, and /healthz says so too.
-BACKEND_MISSING_WAIT_S = int(SANDBOX_RUN["retry_backoff_max"])
+# only floods the log (44 lines in 30 s). Its runs wait longer before each try instead
+# (30 s, doubling up to the longest backoff; an engine restarting is back by then), still
+# at most max_retries tries (the reaper resumes the verification later); the worker says
+# why once every BACKEND_MISSING_LOG_S, and /healthz says so too.
+BACKEND_MISSING_FIRST_WAIT_S = 30
 BACKEND_MISSING_LOG_S = 300.0
+
+
+def backend_missing_wait_s(retries: int) -> int:
+    """Seconds a run whose backend is missing waits before its try number `retries + 1`."""
+    return int(min(SANDBOX_RUN["retry_backoff_max"], BACKEND_MISSING_FIRST_WAIT_S * 2 ** min(retries, 10)))
+
+
 _missing_said: dict[str, float] = {}
 
 
@@ -117,7 +125,7 @@ def run_execution(self, execution_id: int) -> str:
         verification_finish(verification_id=failed.verification_id)
         if (failed.result or {}).get("anomaly") == "backend_missing":
             _say_backend_missing(failed.result)
-            raise self.retry(exc=exc, countdown=BACKEND_MISSING_WAIT_S) from exc
+            raise self.retry(exc=exc, countdown=backend_missing_wait_s(self.request.retries)) from exc
         raise
     stale_in = execution_claim_stale_in(execution_id=execution_id)
     if stale_in is not None:
@@ -138,9 +146,11 @@ def _say_backend_missing(result: dict) -> None:
     _missing_said[backend] = now
     log.error(
         "the %s sandbox backend is missing on this worker (%s): every run here fails at once, so each waits "
-        "%d s before its next try (at most %d tries); install it (make run does: platform/scripts/ensure-sandbox.sh) "
-        "or set SANDBOX_BACKEND. /healthz shows the same. Said again in %.0f s at the earliest.",
-        backend, result.get("message", ""), BACKEND_MISSING_WAIT_S, SANDBOX_RUN["max_retries"], BACKEND_MISSING_LOG_S,
+        "%d s or more before its next try (at most %d tries); install it (make run does: "
+        "platform/scripts/ensure-sandbox.sh) or set SANDBOX_BACKEND. /healthz shows the same. Said again in %.0f s "
+        "at the earliest.",
+        backend, result.get("message", ""), BACKEND_MISSING_FIRST_WAIT_S, SANDBOX_RUN["max_retries"],
+        BACKEND_MISSING_LOG_S,
     )  # fmt: skip
 
 
