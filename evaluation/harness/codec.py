@@ -197,6 +197,10 @@ def _decode(data: Any, hooks: tuple[Any, Any, Any]) -> Any:
             return hooks[1](body)
         try:
             return _decode_tagged(tag, body, hooks)
+        except ValueError as exc:
+            if str(exc).startswith("not an encoded value"):
+                raise
+            raise ValueError(f"not an encoded value: {str(data)[:80]} ({exc})") from None
         except (TypeError, IndexError, KeyError, AttributeError, OverflowError, ArithmeticError) as exc:
             # A body of the wrong shape ({"$complex": []}, an unhashable set member, a
             # Decimal of "x"): the peer sent something no encoder writes, which is a

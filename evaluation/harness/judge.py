@@ -981,11 +981,19 @@ class LoadError(Exception):
 
 
 class _Proxy:
+    """A top-level function or class of the candidate's: calling it is a request, and so
+    is reading one of its attributes (a class's constants, an enum's members)."""
+
     def __init__(self, judge: Judge, child: Child, name: str) -> None:
         self._judge, self._child, self._name = judge, child, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._judge.call(self._child, self._name, args, kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self._judge.get(self._child, self._name), attr)
 
     def __repr__(self) -> str:
         return f"<candidate {self._name}>"

@@ -107,16 +107,17 @@ class _Objects:
         try:
             return {"value": codec.encode(value, handle_of=self.remote)}
         except codec.NotPlainData:  # too deep or too big to send: the whole value stays here
-            return {"value": self.remote(value)}
+            return {"value": self.remote(value, sendable=False)}
 
-    def remote(self, value: Any) -> dict[str, Any]:
-        """The tag of a handle to `value`, with what the judge may know of it."""
+    def remote(self, value: Any, *, sendable: bool = True) -> dict[str, Any]:
+        """The tag of a handle to `value`, with what the judge may know of it. A value
+        too deep or too big to send is not offered as one (no HAS_BASE)."""
         flags = CALLABLE if callable(value) else 0
         try:
             klass = type(value)
             if klass.__eq__ is not object.__eq__:
                 flags |= OWN_EQ
-            if any(base in _CARRIED for base in klass.__mro__):
+            if sendable and any(base in _CARRIED for base in klass.__mro__):
                 flags |= HAS_BASE
         except Exception:  # noqa: S110 - a class that breaks its own lookups gets identity only
             pass
