@@ -42,7 +42,7 @@ UTC_PLUS_2 = datetime.timezone(datetime.timedelta(hours=2), "CEST")
      collections.defaultdict(list, {"k": [1]}), collections.defaultdict(None, {1: 2}),
      decimal.Decimal("1.10"), decimal.Decimal("-0"), decimal.Decimal("NaN"), fractions.Fraction(-3, 9),
      datetime.date(2024, 2, 29), datetime.time(23, 59, 1, 5, tzinfo=UTC_PLUS_2),
-     datetime.datetime(2021, 11, 7, 1, 30, fold=1), datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc),
+     datetime.datetime(2021, 11, 7, 1, 30, fold=1), datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
      datetime.timedelta(days=-1, seconds=5, microseconds=7), [collections.Counter("ab"), {decimal.Decimal(1): 2}]],
 )  # fmt: skip
 def test_plain_data_round_trips_exactly(value):
@@ -77,7 +77,7 @@ def test_named_tuples_are_rebuilt_as_named_tuples_of_the_same_name_and_fields():
     [(collections.Counter({"a": 1}), {"a": 1}), (collections.OrderedDict(a=1, b=2), {"b": 2, "a": 1}),
      (Point(1, 2), (1, 2)), (decimal.Decimal(3), 3), (fractions.Fraction(1, 2), 0.5),
      (collections.defaultdict(int, a=1), {"a": 1}), (datetime.timedelta(hours=1), datetime.timedelta(minutes=60)),
-     (datetime.datetime(2020, 1, 1, 2, tzinfo=UTC_PLUS_2), datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)),
+     (datetime.datetime(2020, 1, 1, 2, tzinfo=UTC_PLUS_2), datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)),
      (range(0, 3), range(0, 3, 1)), (bytearray(b"x"), b"x"), (1 + 0j, 1)],
 )  # fmt: skip
 def test_values_rebuilt_compare_as_pythons_own_do(left, right):
@@ -183,7 +183,8 @@ def test_a_module_a_candidate_wrote_is_never_imported_for_a_name(tmp_path):
     a working directory), is never what a name resolves to or a test sees."""
     marker = tmp_path / "ran"
     for name in ("colorsys", "evil_module"):
-        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'w').write('x')\ndef hls_to_rgb(*a):\n    return 0\n")
+        source = f"open({str(marker)!r}, 'w').write('x')\ndef hls_to_rgb(*a):\n    return 0\n"
+        (tmp_path / f"{name}.py").write_text(source)
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(tmp_path)!r})

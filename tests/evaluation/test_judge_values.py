@@ -142,7 +142,8 @@ def test_standard_library_values_cross_and_compare_as_in_one_process(bwrap_pool)
         "v = values()\nv['default']['new'].append(2)\nassert v['default'] == {'k': [1], 'new': [2]}",
         "v = values()\nv['window'].append(4)\nassert list(v['window']) == [2, 3, 4]",
         "v = values()\nassert v['point'] == (1, 2) and v['point'].y == 2 and v['point']._asdict() == {'x': 1, 'y': 2}",
-        "from decimal import Decimal\nv = values()\nassert v['money'] == Decimal('2.5') == 2.5 and str(v['money']) == '2.50'",
+        "from decimal import Decimal\nv = values()\nassert v['money'] == Decimal('2.5') == 2.5",
+        "v = values()\nassert str(v['money']) == '2.50'",
         "v = values()\nassert v['half'] == 0.5 and v['half'] * 2 == 1",
         "import datetime\nv = values()\nassert v['when'].isoformat() == '2024-01-02T03:04:05+00:00'",
         "import datetime\nv = values()\nassert v['when'].date() == v['day'] and v['span'].days == 1",
@@ -189,7 +190,9 @@ def test_a_builtin_subclass_with_rigged_methods_is_judged_by_its_value(bwrap_poo
 
 
 def test_an_int_enum_member_works_as_its_int_and_keeps_its_name(bwrap_pool):
-    solution = "import enum\n\nclass Color(enum.IntEnum):\n    RED = 1\n    BLUE = 2\n\ndef pick(n):\n    return Color(n)\n"
+    solution = (
+        "import enum\n\nclass Color(enum.IntEnum):\n    RED = 1\n    BLUE = 2\n\ndef pick(n):\n    return Color(n)\n"
+    )
     tests = [
         "assert pick(1) == 1 and pick(2) > pick(1) and pick(2) + 1 == 3",
         "assert pick(1).name == 'RED' and pick(1) is pick(1) and pick(1) == Color.RED",
@@ -253,7 +256,7 @@ def test_a_dangerous_function_a_candidate_returns_never_runs_in_the_judge(bwrap_
     that source in the judge; it stays a handle, so it runs in the candidate's process."""
     solution = (
         "import builtins\n\ndef runner():\n    return builtins.exec\n\n"
-        "def payload():\n    return \"import builtins; builtins.AssertionError = KeyError; PWNED = 1\"\n"
+        'def payload():\n    return "import builtins; builtins.AssertionError = KeyError; PWNED = 1"\n'
     )
     tests = ["runner()(payload())\nassert False, 'the assertion must still fail'"]
     result = run(bwrap_pool, solution, tests)
