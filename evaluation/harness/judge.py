@@ -157,19 +157,32 @@ def _lingering_usage(pid: int) -> dict[str, Any] | None:
             "cpu_exceeded": False, "memory_exceeded": False, "lingering": True}  # fmt: skip
 
 
+_parsed: list[Any] = [None, None]  # (source, its module's statements): one parse a run, not three
+
+
+def _statements(source: str) -> list[Any]:
+    """The top-level statements of `source`, parsed without running it (and without
+    the `ast` module, ~12 ms in a cold sandbox: the C node classes of `_ast`)."""
+    import _ast
+
+    if _parsed[0] is not source:
+        try:
+            body = compile(source, "<solution>", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True).body
+        except (SyntaxError, ValueError):  # ValueError: a null byte in the source
+            body = []
+        _parsed[:] = [source, body]
+    return _parsed[1]
+
+
 def top_level_names(source: str) -> tuple[set[str], set[str]]:
     """(callables, other names) that a module defines at top level, read without running it.
 
     tasks_app.content has a cousin; this one stays here because the harness runs
     inside the sandbox with the standard library only."""
-    import _ast  # the C node classes: the `ast` module costs ~12 ms in a cold sandbox
+    import _ast
 
-    try:
-        tree = compile(source, "<solution>", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError):  # ValueError: a null byte in the source
-        return set(), set()
     callables, values = set(), set()
-    for node in tree.body:
+    for node in _statements(source):
         if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
             callables.add(node.name)
         elif isinstance(node, (_ast.Assign, _ast.AnnAssign)):
@@ -187,12 +200,8 @@ def top_level_imports(source: str) -> list[tuple[str, str, str | None]]:
     `from a import b as c`, c to a's b. Relative and star imports bind nothing here."""
     import _ast
 
-    try:
-        tree = compile(source, "<solution>", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return []
     found: list[tuple[str, str, str | None]] = []
-    for node in tree.body:
+    for node in _statements(source):
         if isinstance(node, _ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -603,21 +612,26 @@ class Judge:
             exec(compile(setup, SETUP_FILENAME, "exec"), names)  # noqa: S102 - the curator's test code
         return names
 
-    def imported(self) -> dict[str, Any]:
+    def imported(self, wanted: Any = None) -> dict[str, Any]:
         """What the candidate's top-level imports bind, as the judge's own objects: a
         test may use a module only the solution imports (`sys`, `math as m`, `from
         collections import Counter`), as it could if both ran in one process. Only
         modules of the standard library, found among the interpreter's own files
         (names.standard_module), never a file a candidate wrote; never a name that
         would shadow a builtin (`from operator import not_ as abs`), nor one the candidate
-        also defines itself (its own stays a proxy)."""
+        also defines itself (its own stays a proxy). `wanted(name)` picks the names to
+        look up (by default those the tests' text mentions: nothing is imported here for
+        a name no test uses, `typing`'s `List` say)."""
         import builtins
 
         source = self.run_spec["solution"]
+        if wanted is None:
+            text = self.tests_text()
+            wanted = text.__contains__
         callables, values = top_level_names(source)
         bound: dict[str, Any] = {}
         for name, module, attribute in top_level_imports(source):
-            if name in vars(builtins) or name in callables or name in values:
+            if name in vars(builtins) or name in callables or name in values or not wanted(name):
                 continue  # a builtin stays one; a name the candidate defines itself is its own
             found = names.standard_module(module)
             if found is not None and attribute is not None:
@@ -627,6 +641,11 @@ class Judge:
             if found is not None:
                 bound[name] = found
         return bound
+
+    def tests_text(self) -> str:
+        parts = [self.tests.get("setup") or ""]
+        parts += [t for t in (self.tests.get("visible") or []) + (self.tests.get("hidden") or []) if isinstance(t, str)]
+        return "\n".join(parts)
 
     def setup_failed(self, exc: BaseException) -> None:
         """The suite's setup raised: every test fails with its traceback, and the record

@@ -56,9 +56,24 @@ def is_standard(module: str) -> bool:
     return module == "builtins" or module.partition(".")[0] in sys.stdlib_module_names
 
 
+_TRUSTED: dict[int, tuple[Any, bool]] = {}
+
+
 def trusted_module(found: Any) -> bool:
     """Whether a loaded module came from the interpreter itself: built in, frozen, or a
-    file under the standard library's directory (not its site- or dist-packages)."""
+    file under the standard library's directory (not its site- or dist-packages).
+    Remembered per module object (each check resolves a path)."""
+    known = _TRUSTED.get(id(found))
+    if known is not None and known[0] is found:
+        return known[1]
+    verdict = _trusted(found)
+    if len(_TRUSTED) > 4096:
+        _TRUSTED.clear()
+    _TRUSTED[id(found)] = (found, verdict)
+    return verdict
+
+
+def _trusted(found: Any) -> bool:
     spec = getattr(found, "__spec__", None)
     origin = getattr(spec, "origin", None)
     if origin in ("built-in", "frozen"):

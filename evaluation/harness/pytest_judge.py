@@ -28,11 +28,11 @@ def proxy_module(judge: Any, child: Any) -> types.ModuleType:
     """`solution` as the tests import it: each name a request, but for the modules and
     names the solution imports from the standard library, which are the judge's own."""
     module = types.ModuleType("solution")
-    imported = judge.imported()
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        imported = judge.imported(lambda wanted: wanted == name)
         if name in imported:
             return imported[name]
         return judge.remote(child, {"op": "get", "name": name}, name)
