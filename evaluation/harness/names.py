@@ -163,8 +163,14 @@ def resolve(module: str, qualname: str) -> Any:
     return found if own == (module, qualname) else None
 
 
+# Calls any method of whatever it is applied to (`methodcaller("clear")(expected)`).
+JUDGE_REFUSED = frozenset({("operator", "methodcaller"), ("_operator", "methodcaller")})
+
+
 def judge_policy(module: str, qualname: str) -> bool:
     """Whether the judge looks up a name that came from the solution's process."""
     if module.partition(".")[0] not in JUDGE_MODULES and module not in JUDGE_MODULES:
+        return False
+    if (module, qualname) in JUDGE_REFUSED:
         return False
     return not (module == "builtins" and qualname in JUDGE_REFUSED_BUILTINS)

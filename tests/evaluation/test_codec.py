@@ -155,7 +155,8 @@ def test_a_function_renamed_after_a_standard_one_is_not_taken_for_it():
     ("module", "qualname"),
     [("os", "system"), ("posix", "system"), ("subprocess", "Popen"), ("builtins", "eval"), ("builtins", "exec"),
      ("builtins", "open"), ("builtins", "__import__"), ("ctypes", "CDLL"), ("this", "s"), ("evil_module", "x"),
-     ("math", "_private"), ("collections", "_sys"), ("os", "path")],
+     ("math", "_private"), ("collections", "_sys"), ("os", "path"), ("operator", "methodcaller"),
+     ("builtins", "getattr"), ("builtins", "setattr"), ("builtins", "print")],
 )  # fmt: skip
 def test_the_judge_refuses_names_that_could_do_more_than_compute(module, qualname):
     """A name the solution sends is looked up in the judge only for modules that compute
