@@ -249,6 +249,11 @@ BOUNDARY = [
               "def level(n):\n    return Level.HIGH if n > 10 else Level.LOW\n",
               ["assert level(20) == 2 and level(1) == Level.LOW", "assert level(20) > level(1)"],
               ("n > 10", "n < 10"), entry="level"),
+    _boundary("dict_views_and_namespaces", "import types\n\n\ndef keys(d):\n    return d.keys()\n\n\n"
+              "def record(**fields):\n    return types.SimpleNamespace(**fields)\n",
+              ["assert keys({'a': 1, 'b': 2}) == {'a', 'b'}", "assert record(x=1).x == 1",
+               "import types\nassert record(x=1, y=2) == types.SimpleNamespace(x=1, y=2)"],
+              ("return d.keys()", "return list(d)"), entry="keys"),
     _boundary("pytest_imports_from_solution", "from collections import Counter\nimport sys\n\n\n"
               "def tally(xs):\n    return Counter(xs)\n",
               ["from solution import Counter, sys, tally\n\n\ndef test_tally():\n"

@@ -4,8 +4,8 @@ What crosses as a value, rebuilt from tags on the other side as a genuine object
 of the very type named (never of a type the sender chose):
 
 - None, bool, int, float, str, bytes, bytearray, complex, range, list, tuple,
-  dict, set, frozenset;
-- from the standard library: collections.Counter, OrderedDict, defaultdict
+  dict, set, frozenset, and a dict's keys, values and items views;
+- from the standard library: types.SimpleNamespace, collections.Counter, OrderedDict, defaultdict
   (its default_factory by name, when it has one), deque (with its maxlen),
   named tuples (rebuilt as a namedtuple class of the same name and fields,
   made on the receiving side), decimal.Decimal, fractions.Fraction, and
@@ -44,6 +44,9 @@ MAX_ITEMS = 2_000_000
 # invents names cannot grow them without bound.
 MAX_NAMEDTUPLE_CLASSES = 1000
 MAX_NAMEDTUPLE_FIELDS = 255
+
+
+_KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
 
 
 class NotPlainData(TypeError):
@@ -94,6 +97,10 @@ def _encode(value: Any, depth: int, counter: list[int], handle_of: Any = None) -
         return {"$complex": [repr(value.real), repr(value.imag)]}
     if kind is range:
         return {"$range": [value.start, value.stop, value.step]}
+    if kind is _KEYS or kind is _VALUES or kind is _ITEMS:
+        tag = "$keys" if kind is _KEYS else "$values" if kind is _VALUES else "$items"
+        parts = value if kind is not _ITEMS else (list(pair) for pair in value)
+        return {tag: [_encode(v, depth + 1, counter, handle_of) for v in parts]}
     encoded = _encode_standard(value, kind, depth, counter, handle_of)
     if encoded is not None:
         return encoded
@@ -130,6 +137,8 @@ def _encode_standard(value: Any, kind: type, depth: int, counter: list[int], han
                                                                                     handle_of)]}  # fmt: skip
         if kind is _standard_type("collections", "deque"):
             return {"$deque": [value.maxlen, [_encode(v, depth + 1, counter, handle_of) for v in value]]}
+    if module == "types" and kind is _standard_type("types", "SimpleNamespace"):
+        return {"$namespace": _items(vars(value).items(), depth, counter, handle_of)}
     if module == "decimal" and kind is _standard_type("decimal", "Decimal"):
         return {"$decimal": str(value)}
     if module == "fractions" and kind is _standard_type("fractions", "Fraction"):
@@ -238,6 +247,19 @@ def _decode_tagged(tag: str, body: Any, hooks: tuple[Any, Any, Any]) -> Any:
         return complex(float(body[0]), float(body[1]))
     if tag == "$range":
         return range(*_ints(body, 3)[:3])
+    if tag == "$keys":
+        return dict.fromkeys(_decode(v, hooks) for v in body).keys()
+    if tag == "$values":
+        return dict(enumerate(_decode(v, hooks) for v in body)).values()
+    if tag == "$items":
+        return dict((k, v) for k, v in (_decode(pair, hooks) for pair in body)).items()
+    if tag == "$namespace":
+        import types
+
+        fields = _pairs(body, hooks)
+        if any(type(k) is not str for k, _ in fields):
+            raise ValueError("not an encoded value: a namespace's names must be strings")
+        return types.SimpleNamespace(**dict(fields))
     if tag == "$ref":
         return _decode_ref(body, hooks)
     if tag in ("$counter", "$odict", "$defaultdict", "$deque", "$namedtuple"):

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import typing
 
 import pytest
@@ -43,7 +44,8 @@ UTC_PLUS_2 = datetime.timezone(datetime.timedelta(hours=2), "CEST")
      decimal.Decimal("1.10"), decimal.Decimal("-0"), decimal.Decimal("NaN"), fractions.Fraction(-3, 9),
      datetime.date(2024, 2, 29), datetime.time(23, 59, 1, 5, tzinfo=UTC_PLUS_2),
      datetime.datetime(2021, 11, 7, 1, 30, fold=1), datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
-     datetime.timedelta(days=-1, seconds=5, microseconds=7), [collections.Counter("ab"), {decimal.Decimal(1): 2}]],
+     datetime.timedelta(days=-1, seconds=5, microseconds=7), [collections.Counter("ab"), {decimal.Decimal(1): 2}],
+     {"b": 1, "a": 2}.keys(), {"b": 1, (1, 2): [3]}.items(), types.SimpleNamespace(a=1, b=[2])],
 )  # fmt: skip
 def test_plain_data_round_trips_exactly(value):
     decoded = round_trip(value)
@@ -52,6 +54,13 @@ def test_plain_data_round_trips_exactly(value):
         assert decoded.is_nan()
     else:
         assert decoded == value and repr(decoded) == repr(value)
+
+
+def test_a_dicts_values_view_crosses_as_one_and_compares_as_one():
+    values = {"a": 1, "b": [2]}.values()
+    decoded = round_trip(values)
+    assert type(decoded) is type(values) and list(decoded) == [1, [2]]
+    assert (decoded == [1, [2]]) is (values == [1, [2]]) is False  # a values view equals only itself
 
 
 def test_a_defaultdict_keeps_its_factory_and_a_deque_its_maxlen():
@@ -78,7 +87,8 @@ def test_named_tuples_are_rebuilt_as_named_tuples_of_the_same_name_and_fields():
      (Point(1, 2), (1, 2)), (decimal.Decimal(3), 3), (fractions.Fraction(1, 2), 0.5),
      (collections.defaultdict(int, a=1), {"a": 1}), (datetime.timedelta(hours=1), datetime.timedelta(minutes=60)),
      (datetime.datetime(2020, 1, 1, 2, tzinfo=UTC_PLUS_2), datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)),
-     (range(0, 3), range(0, 3, 1)), (bytearray(b"x"), b"x"), (1 + 0j, 1)],
+     (range(0, 3), range(0, 3, 1)), (bytearray(b"x"), b"x"), (1 + 0j, 1), ({"a": 1}.keys(), {"a"}),
+     ({"a": 1}.items(), {("a", 1)}), (types.SimpleNamespace(x=1), types.SimpleNamespace(x=1))],
 )  # fmt: skip
 def test_values_rebuilt_compare_as_pythons_own_do(left, right):
     """What the judge compares is what Python's == says between the two values."""
@@ -230,7 +240,8 @@ def test_a_value_nested_too_deep_is_refused():
      {"$fraction": [True, 2]}, {"$date": [2023, 2, 29]}, {"$date": [1, 2]}, {"$time": [25, 0, 0, 0, 0, None]},
      {"$datetime": [2020, 1, 1, 0, 0, 0, 0, 0, [1, 0, 0, None]]}, {"$timedelta": [10**10, 0, 0]},
      {"$range": [0, 10, 0]}, {"$range": [0, 1]}, {"$bytearray": "zz"}, {"$ref": ["math"]}, {"$ref": [1, 2]},
-     {"$ref": ["os", "system", {"$tuple": []}]}, {"$remote": [1, "x", 0]}, {"$handle": 1}, {"$nope": 1}],
+     {"$ref": ["os", "system", {"$tuple": []}]}, {"$remote": [1, "x", 0]}, {"$handle": 1}, {"$nope": 1},
+     {"$keys": [[1]]}, {"$items": [[1, 2, 3]]}, {"$items": [[[1], 2]]}, {"$namespace": [[1, 2]]}],
 )  # fmt: skip
 def test_a_malformed_value_from_a_hostile_peer_is_a_value_error(data):
     with pytest.raises(ValueError, match="not an encoded value"):

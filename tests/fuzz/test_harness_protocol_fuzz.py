@@ -128,7 +128,7 @@ def test_non_finite_floats_cross_the_codec_as_tags_that_json_allows(special: flo
 
 TAGS = ["$tuple", "$dict", "$set", "$frozenset", "$bytes", "$bytearray", "$complex", "$float", "$range", "$handle",
         "$remote", "$ref", "$counter", "$odict", "$defaultdict", "$deque", "$namedtuple", "$decimal", "$fraction",
-        "$date", "$time", "$datetime", "$timedelta", "$x"]  # fmt: skip
+        "$date", "$time", "$datetime", "$timedelta", "$keys", "$values", "$items", "$namespace", "$x"]  # fmt: skip
 
 
 @fuzz_settings(max_examples=200)
@@ -160,7 +160,11 @@ def test_decoding_a_malformed_tag_is_a_value_error_and_nothing_else(tag: str, bo
         return
     if tag in ("$remote", "$ref", "$namedtuple"):
         return  # a handle, a name, a look-alike class: not plain data to re-encode
-    assert _strictly_equal(codec.decode(codec.encode(decoded)), decoded)
+    again = codec.decode(codec.encode(decoded))
+    if tag == "$values":  # a dict's values view equals only itself, as in Python
+        assert type(again) is type(decoded) and _strictly_equal(list(again), list(decoded))
+        return
+    assert _strictly_equal(again, decoded)
 
 
 standard_values = st.one_of(
