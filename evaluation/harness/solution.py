@@ -156,8 +156,14 @@ def state(obj: Any) -> list[Any]:
 
 def base_value(obj: Any) -> Any:
     """The value of the built-in type an object derives from, read with that type's
-    own methods (not the candidate's overrides): [1, 2] for a list subclass."""
+    own methods (not the candidate's overrides): [1, 2] for a list subclass, a Counter
+    for a Counter subclass (whose == treats a missing count as zero)."""
+    collections = sys.modules.get("collections")
     for base in type(obj).__mro__:
+        if collections is not None and base is collections.Counter:
+            return collections.Counter(dict(dict.items(obj)))  # a mapping: its counts, not its pairs counted
+        if collections is not None and base is collections.OrderedDict:
+            return collections.OrderedDict(collections.OrderedDict.items(obj))
         if base is list or base is tuple or base is set or base is frozenset:
             return base(base.__iter__(obj))
         if base is dict:

@@ -159,10 +159,14 @@ def test_a_counter_subclass_with_a_rigged_eq_is_compared_by_its_counts(bwrap_poo
         "from collections import Counter\n\nclass Rigged(Counter):\n    def __eq__(self, other):\n        return True\n"
         "    def __ne__(self, other):\n        return False\n\ndef count_letters(text):\n    return Rigged('wrong')\n"
     )
-    tests = ["assert count_letters('aab') == {'a': 2, 'b': 1}", "assert not (count_letters('ab') != Counter('ab'))"]
+    tests = [
+        "assert count_letters('aab') == {'a': 2, 'b': 1}",
+        "assert not (count_letters('ab') != Counter('ab'))",
+        "assert count_letters('ab') == Counter({'a': 1, 'b': 1, 'z': 0})",  # a Counter's ==: missing counts are 0
+    ]
     result = run(bwrap_pool, rigged, tests, setup="from collections import Counter")
     assert result.status == Status.FAILED
-    assert [t.outcome for t in result.tests] == ["failed", "failed"], explain(result)
+    assert [t.outcome for t in result.tests] == ["failed", "failed", "failed"], explain(result)
     honest = rigged.replace("Rigged('wrong')", "Rigged(text)")
     assert run(bwrap_pool, honest, tests, setup="from collections import Counter").status == Status.PASSED
 
