@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run train-demo test lint format bench bench-sandbox bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load sandbox-image
+.PHONY: run train-demo test lint format bench bench-sandbox bench-agreement bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -21,6 +21,9 @@ bench:  ## run every benchmark under bench/; each prints a JSON line of ratios
 
 bench-sandbox:  ## the sandbox benchmark alone (warm, cold, Docker, HumanEval throughput)
 	@.venv/bin/python bench/sandbox.py
+
+bench-agreement:  ## references a plain process accepts and the judge rejects (HumanEval, catalogue, boundary tasks), probes held out
+	@.venv/bin/python bench/reference_agreement.py
 
 bench-verify:  ## the verification benchmark alone (all of HumanEval through the pipeline vs the raw engine)
 	@.venv/bin/python bench/verify.py

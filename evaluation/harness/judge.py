@@ -8,7 +8,7 @@ import os
 import select
 import time
 
-from . import codec, lite, protocol
+from . import codec, lite, names, protocol
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -157,25 +157,82 @@ def _lingering_usage(pid: int) -> dict[str, Any] | None:
             "cpu_exceeded": False, "memory_exceeded": False, "lingering": True}  # fmt: skip
 
 
+_parsed: list[Any] = [None, None]  # (source, its module's statements): one parse a run, not three
+
+
+def _statements(source: str) -> list[Any]:
+    """The top-level statements of `source`, parsed without running it (and without
+    the `ast` module, ~12 ms in a cold sandbox: the C node classes of `_ast`)."""
+    import _ast
+
+    if _parsed[0] is not source:
+        try:
+            body = compile(source, "<solution>", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True).body
+        except (SyntaxError, ValueError):  # ValueError: a null byte in the source
+            body = []
+        _parsed[:] = [source, body]
+    return _parsed[1]
+
+
 def top_level_names(source: str) -> tuple[set[str], set[str]]:
     """(callables, other names) that a module defines at top level, read without running it.
 
     tasks_app.content has a cousin; this one stays here because the harness runs
     inside the sandbox with the standard library only."""
-    import _ast  # the C node classes: the `ast` module costs ~12 ms in a cold sandbox
+    import _ast
 
-    try:
-        tree = compile(source, "<solution>", "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError):  # ValueError: a null byte in the source
-        return set(), set()
     callables, values = set(), set()
-    for node in tree.body:
+    for node in _statements(source):
         if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
             callables.add(node.name)
         elif isinstance(node, (_ast.Assign, _ast.AnnAssign)):
             targets = node.targets if isinstance(node, _ast.Assign) else [node.target]
             values.update(t.id for t in targets if isinstance(t, _ast.Name))
     return callables, values - callables
+
+
+SETUP_FILENAME = "<test setup>"
+
+
+def top_level_imports(source: str) -> list[tuple[str, str, str | None]]:
+    """(name bound, module, attribute or None) for each top-level import of a module,
+    read without running it: `import a.b` binds a to a; `import a.b as c`, c to a.b;
+    `from a import b as c`, c to a's b. Relative and star imports bind nothing here."""
+    import _ast
+
+    found: list[tuple[str, str, str | None]] = []
+    for node in _statements(source):
+        if isinstance(node, _ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found.append((alias.asname, alias.name, None))
+                else:
+                    top = alias.name.partition(".")[0]
+                    found.append((top, top, None))
+        elif isinstance(node, _ast.ImportFrom) and not node.level and node.module and node.module != "__future__":
+            found.extend((a.asname or a.name, node.module, a.name) for a in node.names if a.name != "*")
+    return found
+
+
+def _exception_line(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _setup_traceback(exc: BaseException, setup: str) -> str:
+    """The setup's traceback as a curator reads it: the frames of the setup's own code
+    (and of the tests' helpers it called), with their lines, then the exception; the
+    harness's frames between the setup and the candidate are left out."""
+    import linecache
+    import traceback
+
+    linecache.cache[SETUP_FILENAME] = (len(setup), None, setup.splitlines(True), SETUP_FILENAME)
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<")]
+        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    finally:
+        linecache.cache.pop(SETUP_FILENAME, None)
+    return (text + _exception_line(exc))[-4000:]
 
 
 def shuffled(items: list[Any], seed: int) -> list[Any]:
@@ -212,6 +269,9 @@ class Judge:
         # A fatal failure (timeout, memory, output) raised inside code that catches
         # exceptions (pytest does) is remembered here so it still ends the run.
         self.fatal_failure: CandidateFailure | None = None
+        self.remotes: dict[tuple[int, int], RemoteObject] = {}
+        self.comparing: set[tuple[int, int]] = set()
+        self.setup_error = ""
 
     def mark(self, name: str) -> None:
         self.marks[name] = round((time.monotonic() - self.started) * 1000, 3)
@@ -364,7 +424,7 @@ class Judge:
     def remote(self, child: Child, message: dict[str, Any], what: str, args: tuple = (), kwargs: Any = None) -> Any:
         """One request to the candidate; its answer as plain data or a handle."""
         if message["op"] == "call" or "arg" in message:
-            handle_of = _handle_of(child)
+            handle_of = self._handle_of(child)
             try:
                 if message["op"] == "call":
                     message["args"] = codec.encode(tuple(args), handle_of=handle_of)
@@ -379,17 +439,65 @@ class Judge:
             raise self.fatal_seen(exc) from None
         return self._value(child, what, reply)
 
+    def _handle_of(self, child: Child) -> Any:
+        """How the test's own references to the candidate's objects go back to it: a
+        handle it gave us, or a top-level name of its (fetched as a handle)."""
+
+        def handle_of(value: Any) -> Any:
+            if isinstance(value, _Proxy) and value._child is child:
+                value = self.get(child, value._name)
+                if not isinstance(value, RemoteObject):
+                    return codec.encode(value)
+            if isinstance(value, RemoteObject) and value._child is child:
+                return {"$handle": value._handle}
+            return None
+
+        return handle_of
+
+    def remote_object(self, child: Child, body: Any) -> RemoteObject:
+        """The one RemoteObject of a handle the candidate sent ({"$remote": [id, type, flags]}):
+        the same handle is the same object here, so `is` holds where it holds there."""
+        if type(body) is not list or len(body) != 3 or type(body[0]) is not int or type(body[2]) is not int:
+            raise ValueError(f"not an encoded value: a handle of {str(body)[:80]}")
+        key = (id(child), body[0])
+        found = self.remotes.get(key)
+        if found is None:
+            found = self.remotes[key] = RemoteObject(self, child, body[0], str(body[1])[:100], body[2])
+        return found
+
     def _value(self, child: Child, what: str, reply: dict[str, Any]) -> Any:
         if "raised" in reply:
             raise _mirror(what, reply["raised"])
         if "exception_class" in reply:
-            return _mirror_class(reply["exception_class"]) or RemoteObject(self, child, reply.get("handle"), "class")
-        if "handle" in reply:
-            return RemoteObject(self, child, reply["handle"], str(reply.get("type", "object"))[:100])
+            if _mirror_class(reply["exception_class"]) is not None:
+                return _mirror_class(reply["exception_class"])
+            reply = {"value": {"$remote": [reply.get("handle"), "class", 1]}}
         try:
-            return codec.decode(reply["value"], resolve=lambda h: RemoteObject(self, child, h, "object"))
+            return codec.decode(reply["value"], remote=lambda body: self.remote_object(child, body),
+                                policy=names.judge_policy)  # fmt: skip
         except (KeyError, TypeError, ValueError, RecursionError):
             raise CandidateFailure("exited", f"{what}'s answer is malformed") from None
+
+    def structurally_equal(self, left: RemoteObject, right: RemoteObject) -> bool:
+        """`==` between two objects of the candidate's classes that define their own
+        __eq__, decided here: the same class, the same built-in value if they derive
+        from one, and equal fields (a dataclass's compared fields; else every
+        attribute), compared with Python's == on what we rebuilt. Their __eq__ never
+        runs. A pair met again while it is being compared (a cycle) counts as equal."""
+        key = (left._handle, right._handle)
+        if key in self.comparing:
+            return True
+        self.comparing.add(key)
+        try:
+            left_class, left_fields = left._ask({"op": "state", "arg": None}, f"the state of {left._type}")
+            right_class, right_fields = right._ask({"op": "state", "arg": None}, f"the state of {right._type}")
+            if left_class is not right_class:
+                return False
+            if left._flags & HAS_BASE and left._base() != right._base():
+                return False
+            return bool(left_fields == right_fields)
+        finally:
+            self.comparing.discard(key)
 
     # -- running a suite -----------------------------------------------------------------------
 
@@ -479,16 +587,19 @@ class Judge:
         return child
 
     def namespace(self, child: Child) -> dict[str, Any]:
-        """The names test code sees: the candidate's top-level functions, classes and
-        plain values (as proxies), then the suite's setup. A candidate's name that
-        shadows a builtin is left out (the entry point aside): otherwise a solution
-        defining `abs` or `len` would rewrite the tests' own arithmetic."""
+        """The names test code sees: the modules and names the candidate imports at top
+        level (the judge's own copies, standard library only), the candidate's top-level
+        functions, classes and plain values (as proxies), then the suite's setup. A
+        candidate's name that shadows a builtin is left out (the entry point aside):
+        otherwise a solution defining `abs` or `len` would rewrite the tests' own
+        arithmetic. The setup runs last, so what the tests define is theirs."""
         import builtins
 
         callables, values = top_level_names(self.run_spec["solution"])
         shadowing = set(vars(builtins)) - {self.run_spec.get("entry_point") or ""}
         callables, values = callables - shadowing, values - shadowing
         names: dict[str, Any] = {"__name__": "__judge__"}
+        names.update(self.imported())
         for name in callables:
             names[name] = _proxy(self, child, name)
         for name in values:
@@ -498,12 +609,70 @@ class Judge:
                 pass
         setup = self.tests.get("setup") or ""
         if setup:
-            exec(compile(setup, "<test setup>", "exec"), names)  # noqa: S102 - the curator's test code
+            exec(compile(setup, SETUP_FILENAME, "exec"), names)  # noqa: S102 - the curator's test code
         return names
+
+    def imported(self, wanted: Any = None) -> dict[str, Any]:
+        """What the candidate's top-level imports bind, as the judge's own objects: a
+        test may use a module only the solution imports (`sys`, `math as m`, `from
+        collections import Counter`), as it could if both ran in one process. Only
+        modules of the standard library, found among the interpreter's own files
+        (names.standard_module), never a file a candidate wrote; never a name that
+        would shadow a builtin (`from operator import not_ as abs`), nor one the candidate
+        also defines itself (its own stays a proxy). `wanted(name)` picks the names to
+        look up (by default those the tests' text mentions: nothing is imported here for
+        a name no test uses, `typing`'s `List` say)."""
+        import builtins
+
+        source = self.run_spec["solution"]
+        if wanted is None:
+            text = self.tests_text()
+            wanted = text.__contains__
+        callables, values = top_level_names(source)
+        bound: dict[str, Any] = {}
+        for name, module, attribute in top_level_imports(source):
+            if name in vars(builtins) or name in callables or name in values or not wanted(name):
+                continue  # a builtin stays one; a name the candidate defines itself is its own
+            found = names.standard_module(module)
+            if found is not None and attribute is not None:
+                found = getattr(found, attribute, None)
+                if found is None:
+                    found = names.standard_module(f"{module}.{attribute}")
+            if found is not None:
+                bound[name] = found
+        return bound
+
+    def tests_text(self) -> str:
+        parts = [self.tests.get("setup") or ""]
+        parts += [t for t in (self.tests.get("visible") or []) + (self.tests.get("hidden") or []) if isinstance(t, str)]
+        return "\n".join(parts)
+
+    def setup_failed(self, exc: BaseException) -> None:
+        """The suite's setup raised: every test fails with its traceback, and the record
+        says so (setup_error), for the verification to tell a broken task (its
+        reference fails the same way) from a candidate that broke the setup."""
+        self.setup_error = _setup_traceback(exc, self.tests.get("setup") or "")
+        candidate_caused = isinstance(exc, (CandidateFailure, CandidateRaised))
+        outcome = OUTCOME_FAILED if candidate_caused else OUTCOME_ERROR
+        self.message = f"the test setup raised {_exception_line(exc)}"[:2000]
+        started = time.monotonic()
+        for test_name, _source in self.named_tests():
+            self.record(test_name, outcome, f"the test setup failed:\n{self.setup_error}", started)
 
     def run_calls(self, kind: str) -> None:
         child = self.load()
-        names = self.namespace(child)
+        try:
+            names = self.namespace(child)
+        except (Exception, SystemExit) as exc:  # ChannelLost is neither: a broken sandbox is not a verdict
+            self.setup_failed(exc)
+            if isinstance(exc, CandidateFailure) and exc.kind in FATAL:
+                self.setup_error = ""  # it ran out of time or memory: the status says so, nothing raised
+                raise
+            return
+        if self.fatal_failure is not None:  # the setup caught it, but it still ends the run
+            self.setup_failed(self.fatal_failure)
+            self.setup_error = ""
+            raise self.fatal_failure
         entry = self.run_spec.get("entry_point") or ""
         for test_name, source in self.named_tests():
             started = time.monotonic()
@@ -625,25 +794,59 @@ class Judge:
             # The exits the zygote reported, for the run's accounting; the agent removes these.
             "solution_exits": [c.exit for c in self.children if c.exit],
             "solution_count": len(self.children),
+            # The suite's setup raised (its traceback): with a reference, the task is broken.
+            "setup_error": self.setup_error,
         }
+
+
+# A handle's flags, as the solution's side sets them (solution.CALLABLE, ...).
+CALLABLE, OWN_EQ, HAS_BASE = 1, 2, 4
+
+
+def _on_base(operation: Any) -> Any:
+    """A method that works on the built-in value a handle's object derives from (an
+    IntEnum member's int, a list subclass's list), rebuilt here: the candidate's own
+    __add__ or __lt__ never runs. For other objects it is NotImplemented (TypeError)."""
+
+    def method(self: RemoteObject, *args: Any) -> Any:
+        if not self._flags & HAS_BASE:
+            if not args:  # a unary operator does not turn NotImplemented into a TypeError
+                raise TypeError(f"bad operand: {self._type} in the solution's process")
+            return NotImplemented
+        return operation(self._base(), *args)
+
+    return method
 
 
 class RemoteObject:
     """A handle to an object that lives in the solution's process. Every use is a
-    request there; it never compares by value (== is identity of the handle), so
-    no method of the candidate's can decide an assertion."""
+    request there, and no method of the candidate's decides an assertion here:
 
-    __slots__ = ("_child", "_handle", "_judge", "_type")
+    - `==` is identity for an object whose class keeps object's own __eq__ (as
+      Python's is); for one whose class defines __eq__ (a dataclass, a value class),
+      it is decided here from the two objects' states (Judge.structurally_equal);
+    - an object deriving from a built-in value type (an int subclass, an IntEnum
+      member, a list subclass) compares, orders, does arithmetic, has a length and
+      a truth value as that value, read with the base type's own methods and rebuilt
+      here;
+    - setting an attribute or an item changes the candidate's object (a test's setup
+      building a tree of its nodes), which decides nothing."""
 
-    def __init__(self, judge: Judge, child: Child, handle: Any, type_name: str) -> None:
+    __slots__ = ("_child", "_flags", "_handle", "_judge", "_type")
+
+    def __init__(self, judge: Judge, child: Child, handle: Any, type_name: str, flags: int = 0) -> None:
         object.__setattr__(self, "_judge", judge)
         object.__setattr__(self, "_child", child)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_type", type_name)
+        object.__setattr__(self, "_flags", flags)
 
     def _ask(self, message: dict[str, Any], what: str, args: tuple = (), kwargs: Any = None) -> Any:
         message["target"] = self._handle
         return self._judge.remote(self._child, message, what, args, kwargs)
+
+    def _base(self) -> Any:
+        return self._ask({"op": "base", "arg": None}, f"the value of {self._type}")
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
@@ -651,25 +854,42 @@ class RemoteObject:
         return self._ask({"op": "get", "attr": attr}, f"{self._type}.{attr}")
 
     def __setattr__(self, attr: str, value: Any) -> None:
-        raise SuiteProblem(f"the test sets {self._type}.{attr}; objects of the candidate's are read through calls only")
+        self._ask({"op": "setattr", "arg": [attr, value]}, f"{self._type}.{attr} = ...")
+
+    def __delattr__(self, attr: str) -> None:
+        self._ask({"op": "delattr", "arg": attr}, f"del {self._type}.{attr}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._ask({"op": "call", "attr": None}, f"{self._type}()", args, kwargs)
 
     def __len__(self) -> int:
+        if self._flags & HAS_BASE:
+            return len(self._base())
         return int(self._ask({"op": "len"}, f"len({self._type})"))
 
     def __bool__(self) -> bool:
+        if self._flags & HAS_BASE:
+            return bool(self._base())
         return bool(self._ask({"op": "bool"}, f"bool({self._type})"))
 
     def __iter__(self) -> Any:
+        if self._flags & HAS_BASE:
+            return iter(self._base())
         return iter(self._ask({"op": "list"}, f"list({self._type})"))
 
     def __contains__(self, item: Any) -> bool:
+        if self._flags & HAS_BASE:
+            return item in self._base()
         return bool(self._ask({"op": "contains", "arg": item}, f"in {self._type}"))
 
     def __getitem__(self, key: Any) -> Any:
         return self._ask({"op": "getitem", "arg": key}, f"{self._type}[...]")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._ask({"op": "setitem", "arg": [key, value]}, f"{self._type}[...] = ...")
+
+    def __delitem__(self, key: Any) -> None:
+        self._ask({"op": "delitem", "arg": key}, f"del {self._type}[...]")
 
     def __str__(self) -> str:
         return str(self._ask({"op": "str"}, f"str({self._type})"))
@@ -678,19 +898,61 @@ class RemoteObject:
         return f"<{self._type} in the solution's process>"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, RemoteObject) and other._handle == self._handle and other._child is self._child
+        if other is self:
+            return True
+        if isinstance(other, RemoteObject):
+            if other._child is not self._child:
+                return False
+            if other._handle == self._handle:
+                return True
+            if self._flags & OWN_EQ and other._flags & OWN_EQ:
+                return self._judge.structurally_equal(self, other)
+            return False
+        if self._flags & HAS_BASE:
+            return bool(self._base() == other)
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash(("remote", self._handle))
 
+    __lt__ = _on_base(lambda value, other: value < other)
+    __le__ = _on_base(lambda value, other: value <= other)
+    __gt__ = _on_base(lambda value, other: value > other)
+    __ge__ = _on_base(lambda value, other: value >= other)
+    __add__ = _on_base(lambda value, other: value + other)
+    __radd__ = _on_base(lambda value, other: other + value)
+    __sub__ = _on_base(lambda value, other: value - other)
+    __rsub__ = _on_base(lambda value, other: other - value)
+    __mul__ = _on_base(lambda value, other: value * other)
+    __rmul__ = _on_base(lambda value, other: other * value)
+    __truediv__ = _on_base(lambda value, other: value / other)
+    __rtruediv__ = _on_base(lambda value, other: other / value)
+    __floordiv__ = _on_base(lambda value, other: value // other)
+    __rfloordiv__ = _on_base(lambda value, other: other // value)
+    __mod__ = _on_base(lambda value, other: value % other)
+    __rmod__ = _on_base(lambda value, other: other % value)
+    __neg__ = _on_base(lambda value: -value)
+    __pos__ = _on_base(lambda value: +value)
+    __abs__ = _on_base(lambda value: abs(value))
 
-def _handle_of(child: Child) -> Any:
-    def handle_of(value: Any) -> Any:
-        if isinstance(value, RemoteObject) and value._child is child:
-            return value._handle
-        return None
+    def __int__(self) -> int:
+        if not self._flags & HAS_BASE:
+            raise TypeError(f"int() of {self._type} in the solution's process")
+        return int(self._base())
 
-    return handle_of
+    def __float__(self) -> float:
+        if not self._flags & HAS_BASE:
+            raise TypeError(f"float() of {self._type} in the solution's process")
+        return float(self._base())
+
+    def __index__(self) -> int:
+        value = self._base() if self._flags & HAS_BASE else None
+        if type(value) is not int:
+            raise TypeError(f"{self._type} in the solution's process is not an integer")
+        return value
 
 
 _MIRRORS: dict[tuple[str, str], type] = {}
@@ -738,11 +1000,19 @@ class LoadError(Exception):
 
 
 class _Proxy:
+    """A top-level function or class of the candidate's: calling it is a request, and so
+    is reading one of its attributes (a class's constants, an enum's members)."""
+
     def __init__(self, judge: Judge, child: Child, name: str) -> None:
         self._judge, self._child, self._name = judge, child, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._judge.call(self._child, self._name, args, kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self._judge.get(self._child, self._name), attr)
 
     def __repr__(self) -> str:
         return f"<candidate {self._name}>"

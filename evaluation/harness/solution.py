@@ -86,6 +86,13 @@ def _linger() -> None:
         signal.pause()
 
 
+# What a handle's flags tell the judge about its object (judge.RemoteObject).
+CALLABLE, OWN_EQ, HAS_BASE = 1, 2, 4
+# Built-in value types an object of the candidate's class may derive from: the judge
+# compares it by the value the base type's own methods read (base_value).
+_CARRIED = (list, dict, tuple, set, frozenset, str, bytes, bytearray, int, float)
+
+
 class _Objects:
     """Objects that are not plain data stay here; the judge gets a handle to each."""
 
@@ -98,9 +105,23 @@ class _Objects:
             # The judge mirrors exception classes, so a test can name one in pytest.raises.
             return {"exception_class": _describe_class(value), "handle": self.handle(value)}
         try:
-            return {"value": codec.encode(value, handle_of=self.handle_if_known)}
-        except codec.NotPlainData:
-            return {"handle": self.handle(value), "type": type(value).__qualname__, "callable": callable(value)}
+            return {"value": codec.encode(value, handle_of=self.remote)}
+        except codec.NotPlainData:  # too deep or too big to send: the whole value stays here
+            return {"value": self.remote(value, sendable=False)}
+
+    def remote(self, value: Any, *, sendable: bool = True) -> dict[str, Any]:
+        """The tag of a handle to `value`, with what the judge may know of it. A value
+        too deep or too big to send is not offered as one (no HAS_BASE)."""
+        flags = CALLABLE if callable(value) else 0
+        try:
+            klass = type(value)
+            if klass.__eq__ is not object.__eq__:
+                flags |= OWN_EQ
+            if sendable and any(base in _CARRIED for base in klass.__mro__):
+                flags |= HAS_BASE
+        except Exception:  # noqa: S110 - a class that breaks its own lookups gets identity only
+            pass
+        return {"$remote": [self.handle(value), type(value).__qualname__[:100], flags]}
 
     def handle(self, value: Any) -> int:
         key = id(value)
@@ -109,17 +130,73 @@ class _Objects:
             self.by_id[self.ids[key]] = value  # keeps it alive, so its id stays its own
         return self.ids[key]
 
-    def handle_if_known(self, value: Any) -> int | None:
-        return self.ids.get(id(value))
-
     def resolve(self, handle: Any) -> Any:
         if handle not in self.by_id:
             raise KeyError(f"no object with handle {handle!r}")
         return self.by_id[handle]
 
 
+def state(obj: Any) -> list[Any]:
+    """[its class, {field: value}]: what the judge compares two objects of the
+    candidate's classes by, in place of their own __eq__. A dataclass's compared
+    fields, as its generated __eq__ compares them; else its instance attributes
+    and slots."""
+    klass = type(obj)
+    if "dataclasses" in sys.modules and sys.modules["dataclasses"].is_dataclass(klass):
+        fields = {f.name: getattr(obj, f.name) for f in sys.modules["dataclasses"].fields(obj) if f.compare}
+        return [klass, fields]
+    fields = dict(object.__getattribute__(obj, "__dict__")) if hasattr(obj, "__dict__") else {}
+    for owner in klass.__mro__:
+        slots = owner.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                fields[name] = getattr(obj, name)
+    return [klass, fields]
+
+
+def base_value(obj: Any) -> Any:
+    """The value of the built-in type an object derives from, read with that type's
+    own methods (not the candidate's overrides): [1, 2] for a list subclass, a Counter
+    for a Counter subclass (whose == treats a missing count as zero)."""
+    collections = sys.modules.get("collections")
+    for base in type(obj).__mro__:
+        if collections is not None and base is collections.Counter:
+            return collections.Counter(dict(dict.items(obj)))  # a mapping: its counts, not its pairs counted
+        if collections is not None and base is collections.OrderedDict:
+            return collections.OrderedDict(collections.OrderedDict.items(obj))
+        if base is list or base is tuple or base is set or base is frozenset:
+            return base(base.__iter__(obj))
+        if base is dict:
+            return dict(dict.items(obj))
+        if base is str:
+            return str.__str__(obj)
+        if base is bytes or base is bytearray:
+            return base(memoryview(obj))
+        if base is int:
+            return int.__int__(obj)
+        if base is float:
+            return float.__float__(obj)
+    raise TypeError(f"{type(obj).__qualname__} derives from no built-in value type")
+
+
+def _set_attr(obj: Any, arg: Any) -> None:
+    name, value = arg
+    setattr(obj, str(name), value)
+
+
+def _set_item(obj: Any, arg: Any) -> None:
+    key, value = arg
+    obj[key] = value
+
+
+def _del_item(obj: Any, key: Any) -> None:
+    del obj[key]
+
+
 # Operations the judge may ask of an object it holds a handle to; each answers
 # with a value of the type Python's protocol demands, so nothing rigged returns.
+# Setting an attribute or an item (a test's setup building a tree of the
+# candidate's nodes) changes the candidate's objects only, and answers None.
 _OPS = {
     "len": lambda obj, _: len(obj),
     "bool": lambda obj, _: bool(obj),
@@ -128,6 +205,12 @@ _OPS = {
     "list": lambda obj, _: list(obj),
     "contains": lambda obj, arg: bool(arg in obj),
     "getitem": lambda obj, arg: obj[arg],
+    "setattr": _set_attr,
+    "delattr": lambda obj, arg: delattr(obj, str(arg)),
+    "setitem": _set_item,
+    "delitem": _del_item,
+    "state": lambda obj, _: state(obj),
+    "base": lambda obj, _: base_value(obj),
 }
 
 

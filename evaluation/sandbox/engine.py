@@ -271,6 +271,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
         hash_seed=str((sandbox.ready or {}).get("hash_seed", "")) if sandbox else str(request.hash_seed),
         seed=request.seed,
         repeat=request.repeat,
+        setup_error=str(record.get("setup_error") or ""),
     )
 
 

@@ -108,6 +108,9 @@ class RunResult:
     anomaly: str | None = None
     attempts: int = 1
     request_digest: str = ""  # the name the request is kept under for replay
+    # The suite's setup raised (its traceback, from the judge): every test failed with it.
+    # With a reference solution this means the task is broken (verification's BROKEN_SETUP).
+    setup_error: str = ""
 
     @property
     def passed(self) -> bool:

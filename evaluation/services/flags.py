@@ -18,6 +18,7 @@ DEFAULT_THRESHOLDS = {
     "MIN_TESTS": 3,  # hidden + visible
 }
 FLAG_CODES = (
+    "BROKEN_SETUP",
     "REFERENCE_FAILS",
     "FLAKY",
     "WEAK_TESTS",
@@ -75,6 +76,19 @@ def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
     """The flags a version's summary (metrics.summarise) raises."""
     limits = thresholds()
     found: list[FoundFlag] = []
+    broken = summary.get("broken_setup")
+    if broken:
+        found.append(
+            FoundFlag(
+                "BROKEN_SETUP",
+                "error",
+                f"The suite's setup raised with a reference solution ({broken['runs']} of its "
+                f"{broken['reference_runs']} runs), so no test could run: the task is broken, not the "
+                f"solutions. It raised {str(broken['traceback']).strip().splitlines()[-1][:300]} (the "
+                "traceback is in the details); fix the setup or the reference.",
+                dict(broken),
+            )
+        )
     failed, runs = _count(summary.get("false_negative_rate"))
     if failed:
         found.append(

@@ -358,6 +358,18 @@ def outcomes_of(verification: Verification) -> list[metrics.Outcome]:
     ]
 
 
+def broken_setup(verification: Verification) -> dict[str, Any] | None:
+    """Whether the suite's setup raised with a reference solution (the judge's
+    setup_error): then the task is broken, whatever the solutions do. Such a run is
+    `failed`, not `sandbox_error`, so it is never retried as the platform's fault.
+    {"runs", "reference_runs", "traceback"} (the first traceback), or None."""
+    results = list(verification.executions.filter(role="reference").values_list("result", flat=True))
+    tracebacks = [r["setup_error"] for r in results if isinstance(r, dict) and r.get("setup_error")]
+    if not tracebacks:
+        return None
+    return {"runs": len(tracebacks), "reference_runs": len(results), "traceback": str(tracebacks[0])[:4000]}
+
+
 def verification_finish(*, verification_id: int) -> Verification:
     """Score, flag and decide, once every execution has a final status.
 
@@ -381,6 +393,7 @@ def verification_finish(*, verification_id: int) -> Verification:
         return verification
     version = verification.version
     summary = metrics.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
+    summary["broken_setup"] = broken_setup(verification)
     found = flags_for(summary, version=version)
     verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"
     with transaction.atomic():

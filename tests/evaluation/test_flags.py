@@ -42,3 +42,15 @@ def test_each_flag_is_raised_by_its_figure_with_a_sentence():
     assert "5 of 10 mutants" in found["WEAK_TESTS"].message
     clean = {"false_negative_rate": rate(0, 10), "mutation_score": rate(10, 10), "runtime": {"headroom": 50.0}}
     assert flags_for(clean, version=version("assertions", ["assert f(1)", "assert f(2)", "assert f(3)"])) == []
+
+
+def test_a_setup_that_raised_with_the_reference_is_flagged_broken_setup_with_its_traceback():
+    traceback = 'Traceback (most recent call last):\n  File "<test setup>", line 2\n'
+    traceback += "NameError: name 'Leaf' is not defined"
+    summary = {"false_negative_rate": rate(2, 2),
+               "broken_setup": {"runs": 2, "reference_runs": 2, "traceback": traceback}}  # fmt: skip
+    found = {f.code: f for f in flags_for(summary, version=version("assertions", ["assert f()"] * 3))}
+    flag = found["BROKEN_SETUP"]
+    assert flag.severity == "error" and "NameError: name 'Leaf' is not defined" in flag.message
+    assert flag.details["traceback"] == traceback
+    assert "BROKEN_SETUP" not in {f.code for f in flags_for({"broken_setup": None}, version=version("assertions", []))}

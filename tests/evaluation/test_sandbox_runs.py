@@ -169,7 +169,7 @@ def test_a_candidates_objects_stay_in_its_process_and_are_used_through_handles(s
         "def check(Stack):\n    s = Stack()\n    s.push(1).push(2)\n    assert len(s) == 2 and s.items == [1, 2]\n"
         "    assert s.pop() == 2 and s.pop() == 1\n    try:\n        s.pop()\n    except IndexError as exc:\n"
         "        assert 'empty' in str(exc)\n    else:\n        raise AssertionError('no IndexError')\n"
-        "    assert s != Stack()  # the candidate's rigged __eq__ is never consulted\n"
+        "    s.push(3)\n    assert s != Stack()  # the candidate's rigged __eq__ is never consulted\n"
     )
     req = RunRequest(suite_kind="check_function", solution=stack, tests={"hidden": [check]}, entry_point="Stack",
                      limits=LIMITS)  # fmt: skip
