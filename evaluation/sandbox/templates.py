@@ -117,7 +117,10 @@ class SandboxTemplate:
             if remaining <= 0:
                 raise SandboxFailure("the sandbox template did not answer in time", anomaly="host_deadline")
             if select.select([self.ctl], [], [], remaining)[0]:
-                data = self.ctl.recv(65536)
+                try:
+                    data = self.ctl.recv(65536)
+                except OSError:  # reset: the template was killed mid-request (from outside)
+                    data = b""
                 if not data:
                     raise SandboxFailure("the sandbox template closed its channel", anomaly="sandbox_died")
                 return lite.loads(data)
