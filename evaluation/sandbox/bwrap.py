@@ -102,7 +102,7 @@ def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any) -> tuple[s
     except OSError as exc:
         if lease is not None:
             lease.release()
-        raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
+        raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed", reason="launch_failed") from exc
     return process, lease
 
 
@@ -137,6 +137,14 @@ class BwrapSandbox(AgentSandbox):
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def _exit_status(self) -> int | None:
+        try:  # its channel closed: bwrap is on its way out
+            status = self.process.wait(timeout=1.0) if self.process is not None else None
+        except subprocess.TimeoutExpired:
+            return None
+        # bwrap passes on its child's end: 128 + N when the sandbox's PID 1 died of signal N.
+        return -(status - 128) if status is not None and status > 128 else status
 
     def close(self) -> None:
         process, self.process = self.process, None
