@@ -73,10 +73,13 @@ class SandboxTemplate:
             greeting = self._receive(START_TIMEOUT_S)
         except SandboxFailure as exc:
             self.close()
-            raise SandboxFailure(f"the sandbox template did not come up: {exc}", anomaly="start_failed") from exc
+            raise SandboxFailure(
+                f"the sandbox template did not come up: {exc}", anomaly="start_failed", reason="template_failed"
+            ) from exc
         if greeting.get("op") != "ready" or greeting.get("harness") != harness_version():
             self.close()
-            raise SandboxFailure(f"unexpected greeting from a sandbox template: {greeting}", anomaly="start_failed")
+            message = f"unexpected greeting from a sandbox template: {greeting}"
+            raise SandboxFailure(message, anomaly="start_failed", reason="bad_greeting")
         return self
 
     @property
@@ -91,7 +94,8 @@ class SandboxTemplate:
         """A fresh sandbox on these descriptors; returns its id for `kill`."""
         reply = self._request({"op": "fresh"}, [stdin_fd, stdout_fd])
         if reply.get("op") != "forked":
-            raise SandboxFailure(f"the sandbox template refused a fresh sandbox: {reply}", anomaly="start_failed")
+            message = f"the sandbox template refused a fresh sandbox: {reply}"
+            raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
         return int(reply["id"])
 
     def kill(self, sandbox_id: int) -> None:
@@ -103,11 +107,14 @@ class SandboxTemplate:
     def _request(self, message: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         with self.lock:
             if not self.alive or self.ctl is None:
-                raise SandboxFailure("the sandbox template is not running", anomaly="start_failed")
+                message = "the sandbox template is not running"
+                raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
             try:
                 lite.send_fds(self.ctl, [lite.dumps(message).encode()], fds)
             except OSError as exc:
-                raise SandboxFailure(f"could not reach the sandbox template: {exc}", anomaly="start_failed") from exc
+                raise SandboxFailure(
+                    f"could not reach the sandbox template: {exc}", anomaly="start_failed", reason="template_failed"
+                ) from exc
             return self._receive(CONTROL_TIMEOUT_S)
 
     def _receive(self, timeout: float) -> dict[str, Any]:
@@ -224,10 +231,12 @@ class TemplateShelf:
     def take(self, hash_seed: int) -> SandboxTemplate:
         key = (hash_seed, sandbox_python())  # both are fixed when a template starts
         with self.lock:
-            waiting = self.idle.get(key, [])
+            waiting = self.idle.pop(key, [])
             while waiting:
                 template = waiting.pop()
                 if template.alive:
+                    if waiting:  # no empty list is left behind: give_back counts on it
+                        self.idle[key] = waiting
                     return template
                 template.close()
         # Started from one long-lived thread: bwrap dies with the thread that started it
@@ -246,7 +255,7 @@ class TemplateShelf:
                 self.idle.setdefault(template.key, []).append(template)
                 self.idle.move_to_end(template.key)
                 while sum(len(waiting) for waiting in self.idle.values()) > self.limit:
-                    key, oldest = next(iter(self.idle.items()))
+                    key, oldest = next((k, waiting) for k, waiting in self.idle.items() if waiting)
                     to_close.append(oldest.pop(0))
                     if not oldest:
                         del self.idle[key]
@@ -273,7 +282,7 @@ shelf = TemplateShelf(limit=int(os.environ.get("SANDBOX_FRESH_TEMPLATES", "0")) 
 def fresh_sandbox(hash_seed: int) -> ForkedSandbox:
     """A started fresh sandbox for one run; SandboxFailure if none can be made."""
     if shelf.unsupported:
-        raise SandboxFailure(shelf.unsupported, anomaly="start_failed")
+        raise SandboxFailure(shelf.unsupported, anomaly="start_failed", reason="setup_failed")
     template = shelf.take(hash_seed)
     sandbox = ForkedSandbox(template)
     try:
