@@ -31,7 +31,7 @@ from typing import Any
 
 from evaluation.harness import lite, protocol
 from evaluation.sandbox.base import AgentSandbox
-from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python
+from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python, stop
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
@@ -135,12 +135,7 @@ class SandboxTemplate:
             self.ctl.close()
             self.ctl = None
         if process is not None:
-            if process.poll() is None:
-                try:  # bwrap's PID namespace goes with it: the template and every fresh sandbox
-                    os.killpg(process.pid, 9)
-                except ProcessLookupError:
-                    pass
-            process.wait()
+            stop(process)  # the template's PID namespace goes with it, and every fresh sandbox in it
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None

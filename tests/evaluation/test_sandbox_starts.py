@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from evaluation.sandbox import engine, metrics, uids
-from evaluation.sandbox.bwrap import BwrapSandbox, bwrap_path
+from evaluation.sandbox.bwrap import BwrapSandbox, bwrap_path, sandbox_python
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.starts import start_attempts
-from evaluation.sandbox.templates import shelf
+from evaluation.sandbox.templates import SandboxTemplate, shelf
 from evaluation.sandbox.types import Limits, RunRequest, Status
 from tests.evaluation.conftest import needs_bwrap
 
@@ -249,6 +249,43 @@ def test_the_reaper_counts_no_zombie_as_a_kill(private_uids):
         assert uids.reap_orphaned_uids() == 0
     finally:
         zombie.wait()
+
+
+# -- closing: nothing left for the host's init, the uid free only once all is gone ----------------
+
+
+def _processes_of(uid: int) -> list[str]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{name}/status").read_text() if name.isdigit() else ""
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields and int(fields["Uid"].split()[0]) == uid:
+            found.append(f"{name} {fields['Name'].strip()} {fields['State'].strip()} ppid {fields['PPid'].strip()}")
+    return found
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes run as uids of their own only when the host runs as root")
+@pytest.mark.parametrize("what", ["sandbox", "template"])
+def test_a_closed_sandbox_leaves_no_process_and_no_zombie_for_the_hosts_init(what):
+    """Closing killed bwrap, whose PID 1 then died of bwrap's death signal as an orphan
+    of the host's init: a zombie until that init reaped it (seconds on a VM agent, never
+    in a container whose init does not reap), holding a pid, while the uid was already
+    free for the next sandbox. Now the sandbox's PID 1 is killed and bwrap reaps it."""
+    if what == "sandbox":
+        sandbox = BwrapSandbox(slot=3, warm=False).start()
+        process, uid = sandbox.process, sandbox.uid
+    else:
+        sandbox = SandboxTemplate(1, sandbox_python()).start()
+        process, uid = sandbox.process, sandbox.uid_lease.uid
+    (pid_one,) = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    sandbox.close()
+    assert not Path(f"/proc/{pid_one}").exists(), Path(f"/proc/{pid_one}/status").read_text()[:300]
+    assert _processes_of(uid) == []
+    assert process.returncode == 128 + signal.SIGKILL  # bwrap ended with its sandbox, not killed itself
 
 
 # -- the template shelf -----------------------------------------------------------------------
