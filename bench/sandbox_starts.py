@@ -20,11 +20,17 @@ Figures:
   inside the pool or the cold-sandbox path, by reason, from the sandbox metrics of
   each worker process (evaluation/sandbox/metrics.py); absent where the code
   counts none.
-- reaped: processes the reapers killed (what closed sandboxes left for a moment).
+- reaped: processes the reapers killed (what closed sandboxes left behind).
+
+With --init-never-reaps N the start workers run as under a container whose init
+never reaps (the bench is their child subreaper and waits only for its own
+children) in a pids cgroup of N tasks (root; cgroup v1 or v2): a process a closed
+sandbox orphans stays a zombie and holds one of the N, as it would until a lazy
+init got to it. orphan_zombies counts them.
 
 Usage: .venv/bin/python bench/sandbox_starts.py [--starts 10000] [--processes 3]
-    [--threads 2] [--mix fresh=0.9,exec=0.07,warm=0.03] [--docker-starts 60]
-    [--reap-every 0.05] [--no-load]
+    [--threads 2] [--mix fresh=0.92,exec=0.06,warm=0.02] [--docker-starts 40]
+    [--reap-every 0.1] [--no-load] [--init-never-reaps N]
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 KINDS = ("fresh", "exec", "warm", "docker")
-DEFAULT_MIX = "fresh=0.9,exec=0.07,warm=0.03"
+DEFAULT_MIX = "fresh=0.92,exec=0.06,warm=0.02"
 
 
 def parse_mix(text: str) -> dict[str, float]:
@@ -197,6 +203,75 @@ def worker_main(spec: str) -> None:
     print(json.dumps(report))
 
 
+# -- an init that never reaps, in a task-limited cgroup ------------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class NonReapingInit:
+    """This process as a container's init that never reaps, in a pids cgroup of its own
+    limited to `pids_max` tasks: orphans of its children are reparented to it and stay
+    zombies (until close(), which counts them, reaps them and removes the cgroup)."""
+
+    def __init__(self, pids_max: int) -> None:
+        if os.geteuid() != 0:
+            raise ValueError("--init-never-reaps needs root (a cgroup of its own)")
+        if pids_max < 50:
+            raise ValueError("--init-never-reaps: give the run at least 50 tasks")
+        root = Path("/sys/fs/cgroup")
+        if (root / "cgroup.controllers").exists():  # cgroup v2
+            if "pids" not in (root / "cgroup.subtree_control").read_text().split():
+                (root / "cgroup.subtree_control").write_text("+pids")
+            self.parent = root
+        elif (root / "pids").is_dir():
+            self.parent = root / "pids"
+        else:
+            raise ValueError("--init-never-reaps: no pids cgroup controller here")
+        self.home = self.parent / self._own_cgroup()
+        self.group = self.parent / f"sandbox-starts-{os.getpid()}"
+        self.group.mkdir()
+        (self.group / "pids.max").write_text(str(pids_max))
+        (self.group / "cgroup.procs").write_text(str(os.getpid()))
+        from evaluation.harness import lite
+
+        lite.prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+    def _own_cgroup(self) -> str:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _id, controllers, path = line.split(":", 2)
+            if (self.parent.name == "pids" and "pids" in controllers.split(",")) or (
+                self.parent.name != "pids" and controllers == ""
+            ):
+                return path.lstrip("/")
+        return ""
+
+    def close(self, own: set[int]) -> int:
+        """Reap the zombies left to us (not `own`, our children the run waited for);
+        returns how many there were."""
+        from evaluation.harness import lite
+
+        lite.prctl(PR_SET_CHILD_SUBREAPER, 0)
+        zombies = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in own:
+                continue
+            try:
+                state, parent = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+            except (OSError, ValueError):
+                continue
+            if parent == str(os.getpid()) and state == "Z":
+                zombies += 1
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        (self.home / "cgroup.procs").write_text(str(os.getpid()))
+        self.group.rmdir()
+        return zombies
+
+
 # -- the whole run ---------------------------------------------------------------------------
 
 
@@ -211,9 +286,10 @@ def run(
     processes: int = 3,
     threads: int = 2,
     mix: dict[str, float] | None = None,
-    docker_starts: int = 60,
-    reap_every_s: float = 0.05,
+    docker_starts: int = 40,
+    reap_every_s: float = 0.1,
     load: bool = True,
+    init_never_reaps: int = 0,
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the starts and return the figures (see the module docstring)."""
@@ -225,13 +301,14 @@ def run(
         counts["docker"] = docker_starts
     per_process = [{kind: count // processes + (index < count % processes) for kind, count in counts.items()}
                    for index in range(processes)]  # fmt: skip
-    hogs = []
-    if load:
-        hog = "while True:\n    pass\n"
-        hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(os.cpu_count() or 1)]
+    init = NonReapingInit(init_never_reaps) if init_never_reaps else None
+    hogs: list[subprocess.Popen] = []
+    workers: list[subprocess.Popen] = []
     started = time.monotonic()
     try:
-        workers = []
+        if load:
+            hog = "while True:\n    pass\n"
+            hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(os.cpu_count() or 1)]
         for share in per_process:
             spec = json.dumps({"counts": share, "threads": threads, "reap_every_s": reap_every_s})
             workers.append(subprocess.Popen([sys.executable, __file__, "--worker", spec], stdout=subprocess.PIPE,
@@ -241,6 +318,7 @@ def run(
         for hog_process in hogs:
             hog_process.kill()
             hog_process.wait()
+        orphan_zombies = init.close({p.pid for p in hogs + workers}) if init is not None else None
     wall_s = time.monotonic() - started
     reports = []
     for worker, (out, err) in zip(workers, outputs, strict=True):
@@ -280,6 +358,8 @@ def run(
         "reaped": sum(r["reaped"] for r in reports),
         "reaper_sweeps": sum(r["sweeps"] for r in reports),
         "docker": docker_note or "yes",
+        "init_never_reaps_pids_max": init_never_reaps or None,
+        "orphan_zombies": orphan_zombies,
         "wall_s": round(wall_s, 1),
         "starts_per_s": round(total / wall_s, 1) if wall_s else None,
     }
@@ -293,9 +373,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=3, help="worker processes starting side by side")
     parser.add_argument("--threads", type=int, default=2, help="starting threads in each worker process")
     parser.add_argument("--mix", default=DEFAULT_MIX, help=f"shares of fresh, exec and warm (default {DEFAULT_MIX})")
-    parser.add_argument("--docker-starts", type=int, default=60, help="Docker starts besides (0: none)")
-    parser.add_argument("--reap-every", type=float, default=0.05, help="seconds between a worker's reaper sweeps")
+    parser.add_argument("--docker-starts", type=int, default=40, help="Docker starts besides (0: none)")
+    parser.add_argument("--reap-every", type=float, default=0.1, help="seconds between a worker's reaper sweeps")
     parser.add_argument("--no-load", action="store_true", help="no CPU hog on each core")
+    parser.add_argument("--init-never-reaps", type=int, default=0, metavar="N",
+                        help="run under an init that never reaps, in a cgroup of N tasks (root)")  # fmt: skip
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -304,7 +386,7 @@ def main() -> None:
     try:
         figures = run(starts=args.starts, processes=args.processes, threads=args.threads, mix=parse_mix(args.mix),
                       docker_starts=args.docker_starts, reap_every_s=args.reap_every,
-                      load=not args.no_load)  # fmt: skip
+                      load=not args.no_load, init_never_reaps=args.init_never_reaps)  # fmt: skip
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     examples = figures.pop("examples")
