@@ -20,7 +20,6 @@ import errno
 import itertools
 import logging
 import os
-import select
 import subprocess
 import threading
 import time
@@ -32,7 +31,7 @@ from typing import Any
 from evaluation.harness import lite, protocol
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python, stop
-from evaluation.sandbox.channel import FrameReader
+from evaluation.sandbox.channel import FrameReader, wait_readable
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.uids import UidLease
@@ -123,7 +122,7 @@ class SandboxTemplate:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SandboxFailure("the sandbox template did not answer in time", anomaly="host_deadline")
-            if select.select([self.ctl], [], [], remaining)[0]:
+            if wait_readable(self.ctl.fileno(), remaining):
                 data = self.ctl.recv(65536)
                 if not data:
                     raise SandboxFailure("the sandbox template closed its channel", anomaly="sandbox_died")

@@ -157,6 +157,31 @@ def test_the_number_of_start_attempts_is_a_setting_and_bad_values_say_so(monkeyp
             start_attempts()
 
 
+@needs_bwrap
+@pytest.mark.parametrize("cold", ["exec", "fork"])
+def test_a_worker_holding_over_a_thousand_descriptors_still_starts_and_runs_sandboxes(cold):
+    """A worker with many sandboxes, connections and files open gets descriptors numbered
+    past 1024, which select() refuses (ValueError out of every start): poll() it is."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    if soft < wanted:
+        assert hard == resource.RLIM_INFINITY or hard >= wanted, f"RLIMIT_NOFILE hard limit {hard} < {wanted}"
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    engine.close_pools()
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert max(filler) >= 1024
+        result = engine.run(trivial(), backend="bwrap", warm=False, cold=cold)
+        assert result.status == Status.PASSED and result.attempts == 1, result.message
+    finally:
+        for fd in filler:
+            os.close(fd)
+        engine.close_pools()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 # -- uid leases and the reaper ------------------------------------------------------------------
 
 
