@@ -163,6 +163,19 @@ class ScrapeTimeCollector(Collector):
                 labels=labels,
             ),
         }
+        # Every failed start, by why, and those of them retried where no caller saw them:
+        # a worker's cold starts as well as its pools' (evaluation/sandbox/starts.py).
+        start_labels = ["host", "backend", "reason"]
+        start_failures = CounterMetricFamily(
+            "platform_sandbox_start_failures",
+            "Sandbox starts that failed (each attempt), by reason; retried ones included.",
+            labels=start_labels,
+        )
+        start_retries = CounterMetricFamily(
+            "platform_sandbox_start_retries",
+            "Failed sandbox starts that were retried, unseen by the run that wanted the sandbox.",
+            labels=start_labels,
+        )
         processes = GaugeMetricFamily(
             "platform_sandbox_pool_processes", "Worker processes reporting a pool.", labels=labels
         )
@@ -175,9 +188,15 @@ class ScrapeTimeCollector(Collector):
             "platform_sandbox_pool_report_age_seconds", "Age of the host's oldest live report.", labels=labels
         )
         totals: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        starts: dict[str, dict[tuple[str, str, str], float]] = {"start_failures": defaultdict(float),
+                                                               "start_retries": defaultdict(float)}  # fmt: skip
         now = time.time()
         for report in reports:
             key = (str(report["host"]), str(report["backend"]))
+            for figure, counts in starts.items():
+                by_reason = report.get(figure)
+                for reason, count in by_reason.items() if isinstance(by_reason, dict) else ():
+                    counts[(*key, str(reason))] += float(count or 0)
             entry = totals[key]
             for stat in ("size", "leased", "idle", "started", "recycled"):
                 entry[stat] += float(report.get(stat, 0) or 0)
@@ -192,10 +211,13 @@ class ScrapeTimeCollector(Collector):
             processes.add_metric(list(key), entry["processes"])
             usable.add_metric(list(key), 0 if entry["unusable"] else 1)
             age.add_metric(list(key), max(0.0, entry["age"]))
+        for figure, family in (("start_failures", start_failures), ("start_retries", start_retries)):
+            for labels, count in sorted(starts[figure].items()):
+                family.add_metric(list(labels), count)
         up.add_metric([], 1)
         yield from gauges.values()
         yield from counters.values()
-        yield from (processes, usable, age, up)
+        yield from (start_failures, start_retries, processes, usable, age, up)
 
 
 def execution_counts() -> dict[tuple[str, str], int]:

@@ -12,6 +12,9 @@ from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.types import RunRequest
 
+# Why no greeting came, from how the channel failed (a metrics reason: starts.py).
+_GREETING_FAILURES = {"sandbox_died": "channel_closed", "host_deadline": "greeting_timeout", "protocol": "bad_greeting"}
+
 
 class AgentSandbox:
     """A started sandbox holding the harness agent. Backends supply `start`,
@@ -56,15 +59,30 @@ class AgentSandbox:
         try:
             self.ready = self.reader.read(time.monotonic() + timeout)
         except SandboxFailure as exc:
+            status = self._exit_status() if exc.anomaly == "sandbox_died" else None
             self.close()
-            raise SandboxFailure(f"{what} did not come up: {exc}", anomaly="start_failed") from exc
+            reason = _GREETING_FAILURES.get(exc.anomaly, "other")
+            detail = ""
+            if status is not None and status < 0:  # a signal: killed from outside, not a failure of its own
+                reason, detail = "killed", f" (killed by signal {-status})"
+            elif status is not None:
+                detail = f" (exited with status {status})"
+            raise SandboxFailure(f"{what} did not come up: {exc}{detail}", anomaly="start_failed",
+                                 reason=reason) from exc  # fmt: skip
         self._check_greeting(what)
+
+    def _exit_status(self) -> int | None:
+        """How a sandbox that closed its channel before greeting ended, where the backend
+        can tell: an exit status, or minus the signal that killed it."""
+        return None
 
     def _check_greeting(self, what: str) -> None:
         """The first frame must be a ready greeting from the harness this host has."""
         if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
             self.close()
-            raise SandboxFailure(f"unexpected greeting from {what}: {self.ready}", anomaly="start_failed")
+            reason = "setup_failed" if self.ready.get("op") == "setup_failed" else "bad_greeting"
+            raise SandboxFailure(f"unexpected greeting from {what}: {self.ready}", anomaly="start_failed",
+                                 reason=reason)  # fmt: skip
 
     def _send(self, message: dict[str, Any]) -> None:
         if not self.alive:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from typing import Any
@@ -26,6 +27,7 @@ from evaluation.sandbox.uids import UidLease, lease_uid
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
 SCRATCH_BYTES = 256 * 1024 * 1024
 START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 10.0
 _slots = itertools.count()
 
 
@@ -102,8 +104,65 @@ def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any) -> tuple[s
     except OSError as exc:
         if lease is not None:
             lease.release()
-        raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed") from exc
+        raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed", reason="launch_failed") from exc
     return process, lease
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Kill a bwrap sandbox and everything in it, and return once all of it is reaped.
+
+    Nothing in a sandbox is worth a graceful exit. What is killed is the sandbox's
+    PID 1, bwrap's child: the kernel then kills every other process of its PID
+    namespace and lets it die only once they are all gone, and bwrap reaps it and
+    exits. Killing bwrap instead (as this once did) left that PID 1 to die of
+    bwrap's death signal, an orphan for the host's init to reap: until then a zombie
+    holding a pid (and its user namespace), which a lazy init (a container's, or a
+    VM agent's) let pile up until forks failed, while the sandbox's uid, released
+    the moment bwrap was reaped, was handed to the next sandbox with the last one's
+    processes still dying as it."""
+    if process.poll() is None:
+        children = _children_of(process.pid)
+        for child in children:
+            _kill_child(child, process.pid)
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S if children else 0)
+            return
+        except subprocess.TimeoutExpired:
+            pass  # no child yet (a start cut short), or bwrap would not end with it
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait()
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(child) for child in handle.read().split()]
+    except OSError:  # gone, or a kernel without the children file: bwrap is killed instead
+        return []
+
+
+def _kill_child(pid: int, parent: int) -> None:
+    """SIGKILL `pid` if it is still `parent`'s child, through a pidfd where the kernel
+    has them (a pid freed meanwhile and handed to another process is not hit)."""
+    pidfd = -1
+    try:
+        if hasattr(os, "pidfd_open"):
+            pidfd = os.pidfd_open(pid)
+        with open(f"/proc/{pid}/stat") as handle:
+            if int(handle.read().rsplit(")", 1)[1].split()[1]) != parent:
+                return
+        if pidfd >= 0:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError, IndexError):
+        pass  # it is gone already
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 class BwrapSandbox(AgentSandbox):
@@ -138,20 +197,21 @@ class BwrapSandbox(AgentSandbox):
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def _exit_status(self) -> int | None:
+        try:  # its channel closed: bwrap is on its way out
+            status = self.process.wait(timeout=1.0) if self.process is not None else None
+        except subprocess.TimeoutExpired:
+            return None
+        # bwrap passes on its child's end: 128 + N when the sandbox's PID 1 died of signal N.
+        return -(status - 128) if status is not None and status > 128 else status
+
     def close(self) -> None:
         process, self.process = self.process, None
         if process is None:
             self._release_uid()
             return
         try:
-            if process.poll() is None:
-                # Nothing in a sandbox is worth a graceful exit: killing bwrap takes its
-                # PID namespace, and with it every process inside, down at once.
-                try:
-                    os.killpg(process.pid, 9)
-                except ProcessLookupError:
-                    pass
-            process.wait()
+            stop(process)
         finally:
             for stream in (process.stdin, process.stdout):
                 try:

@@ -12,6 +12,15 @@ from evaluation.harness import protocol
 from evaluation.sandbox.errors import SandboxFailure
 
 
+def wait_readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` turned readable (or hung up) within `timeout` seconds. poll(), not
+    select(): select() refuses a descriptor numbered 1024 or more (ValueError), which
+    a worker holding many sandboxes, connections and files at once reaches."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(max(0.0, timeout) * 1000.0))
+
+
 class FrameReader:
     """Frames from a file descriptor (a pipe to bwrap, or a socket to a container)."""
 
@@ -27,8 +36,7 @@ class FrameReader:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SandboxFailure("the sandbox did not answer in time", anomaly="host_deadline")
-            ready, _, _ = select.select([self.fd], [], [], remaining)
-            if not ready:
+            if not wait_readable(self.fd, remaining):
                 continue
             chunk = self._read_some()
             if not chunk:
@@ -64,8 +72,7 @@ class DockerStreamReader(FrameReader):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SandboxFailure("the sandbox did not answer in time", anomaly="host_deadline")
-            ready, _, _ = select.select([self.sock], [], [], remaining)
-            if not ready:
+            if not wait_readable(self.sock.fileno(), remaining):
                 continue
             data = self.sock.recv(1 << 20)
             if not data:

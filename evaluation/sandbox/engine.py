@@ -98,17 +98,27 @@ def cold_start() -> str:
 
 def cold_sandbox(backend: str, hash_seed: int, how: str | None = None) -> Any:
     """A started sandbox that has seen nothing else. Forked from a template when it can
-    be (evaluation/sandbox/templates.py); started by exec when templates cannot work here."""
-    if backend == "bwrap" and (how or cold_start()) == "fork":
-        from evaluation.sandbox.templates import fresh_sandbox
+    be (evaluation/sandbox/templates.py); started by exec when templates cannot work here,
+    or when a fork failed. Every failed start is counted, and one by exec is retried a
+    bounded number of times (evaluation/sandbox/starts.py): a run meets a start failure
+    only once the host refused it each time, and then as start_failed, never its own."""
+    from evaluation.sandbox.starts import count_failure, start_sandbox
 
-        try:
-            return fresh_sandbox(hash_seed)
-        except SandboxFailure as exc:
-            if exc.anomaly == "backend_missing":
-                raise
-            metrics.log.warning("no sandbox from a template (%s): starting one by exec", exc)
-    return sandbox_factory(backend, warm=False)(0, hash_seed).start()
+    if backend == "bwrap" and (how or cold_start()) == "fork":
+        from evaluation.sandbox.templates import fresh_sandbox, shelf
+
+        if not shelf.unsupported:  # known: every cold start here is by exec, no failure to count
+            try:
+                return fresh_sandbox(hash_seed)
+            except (SandboxFailure, OSError) as exc:  # OSError: a pipe or a fork the host refused
+                missing = getattr(exc, "anomaly", "") == "backend_missing"
+                count_failure(exc, backend=backend, kind="fresh", attempt=1, retry=not missing)
+                if missing:
+                    raise
+                metrics.log.warning("no sandbox from a template (%s): starting one by exec", exc)
+    kind = "exec" if backend == "bwrap" else "cold"
+    return start_sandbox(lambda: sandbox_factory(backend, warm=False)(0, hash_seed).start(), backend=backend,
+                         kind=kind)  # fmt: skip
 
 
 def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: str | None = None) -> _Attempt:

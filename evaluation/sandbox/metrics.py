@@ -16,6 +16,10 @@ from typing import Any
 log = logging.getLogger("evaluation.runs")
 _counts: Counter[tuple[str, str]] = Counter()
 _anomalies: Counter[tuple[str, str]] = Counter()
+# Sandbox starts that failed, and those of them retried, by (backend, reason): every
+# one, whether the caller saw it or a retry hid it (evaluation/sandbox/starts.py).
+_start_failures: Counter[tuple[str, str]] = Counter()
+_start_retries: Counter[tuple[str, str]] = Counter()
 _lock = threading.Lock()
 
 
@@ -42,11 +46,40 @@ def record_execution(line: dict[str, Any]) -> None:
         log.info("%s", _JsonText(line), extra={"json_fields": line})
 
 
+def record_start_failure(line: dict[str, Any]) -> None:
+    """Count a failed sandbox start (and its retry, if `line["retry"]`) and log it as
+    one JSON line: event, backend, kind, reason, attempt, retry, detail."""
+    key = (line["backend"], line["reason"])
+    with _lock:
+        _start_failures[key] += 1
+        if line.get("retry"):
+            _start_retries[key] += 1
+    # A retried failure is the platform coping; one that reaches the caller is an error.
+    level = logging.INFO if line.get("retry") else logging.WARNING
+    if log.isEnabledFor(level):
+        log.log(level, "%s", _JsonText(line), extra={"json_fields": line})
+
+
+def start_counts(backend: str | None = None) -> dict[str, dict[str, int]]:
+    """{"start_failures": {reason: n}, "start_retries": {reason: n}} of this process,
+    for one backend; or keyed "backend:reason" for all of them."""
+
+    def pick(counter: Counter[tuple[str, str]]) -> dict[str, int]:
+        if backend is None:
+            return {f"{b}:{r}": n for (b, r), n in sorted(counter.items())}
+        return {r: n for (b, r), n in sorted(counter.items()) if b == backend}
+
+    with _lock:
+        return {"start_failures": pick(_start_failures), "start_retries": pick(_start_retries)}
+
+
 def snapshot() -> dict[str, Any]:
+    starts = start_counts()
     with _lock:
         return {
             "executions": {f"{b}:{s}": n for (b, s), n in sorted(_counts.items())},
             "anomalies": {f"{b}:{a}": n for (b, a), n in sorted(_anomalies.items())},
+            **starts,
         }
 
 
@@ -54,6 +87,8 @@ def reset() -> None:
     with _lock:
         _counts.clear()
         _anomalies.clear()
+        _start_failures.clear()
+        _start_retries.clear()
 
 
 # -- pool reports: each sandbox worker process tells Redis how its pools stand ------------------
@@ -110,7 +145,9 @@ def pool_reports(host: str) -> list[dict[str, Any]]:
     from evaluation.sandbox import engine
     from evaluation.sandbox.probe import backend_status
 
-    backends = {engine.default_backend(), *engine._pools}
+    with _lock:
+        failed = {backend for backend, _reason in _start_failures}
+    backends = {engine.default_backend(), *engine._pools, *failed}
     reports = []
     for backend in sorted(backends):
         try:
@@ -123,6 +160,7 @@ def pool_reports(host: str) -> list[dict[str, Any]]:
                 "pid": os.getpid(),
                 "backend": backend,
                 **{key: int(stats.get(key, 0)) for key in POOL_STAT_KEYS},
+                **start_counts(backend),  # cold starts too, not the pool's alone
                 # A real sandbox run, at most every PROBE_TTL_S: a package present is not
                 # a backend that works (evaluation/sandbox/probe.py).
                 "problem": backend_status(backend),

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evaluation.sandbox.errors import PoolBusy, SandboxFailure
+from evaluation.sandbox.starts import start_sandbox
 from evaluation.sandbox.types import hash_seed_for
 
 DEFAULT_MAX_RUNS = 1000
@@ -154,8 +155,17 @@ class SandboxPool:
         return sandbox
 
     def _start(self, slot: int, hash_seed: int) -> Any:
-        sandbox = self.factory(slot, hash_seed)
-        sandbox.start()
+        """A started sandbox; a failed start is counted and retried (starts.py), so a
+        lease meets a start failure only once the host has refused it several times."""
+        backend: list[str] = []
+
+        def attempt() -> Any:
+            sandbox = self.factory(slot, hash_seed)
+            backend[:] = [str(getattr(sandbox, "backend", "") or "unknown")]
+            sandbox.start()
+            return sandbox
+
+        sandbox = start_sandbox(attempt, backend=lambda: backend[0] if backend else "unknown", kind="warm")
         sandbox.pool_started_at = time.monotonic()
         return sandbox
 

@@ -20,7 +20,6 @@ import errno
 import itertools
 import logging
 import os
-import select
 import subprocess
 import threading
 import time
@@ -31,8 +30,8 @@ from typing import Any
 
 from evaluation.harness import lite, protocol
 from evaluation.sandbox.base import AgentSandbox
-from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python
-from evaluation.sandbox.channel import FrameReader
+from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python, stop
+from evaluation.sandbox.channel import FrameReader, wait_readable
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.uids import UidLease
@@ -73,10 +72,13 @@ class SandboxTemplate:
             greeting = self._receive(START_TIMEOUT_S)
         except SandboxFailure as exc:
             self.close()
-            raise SandboxFailure(f"the sandbox template did not come up: {exc}", anomaly="start_failed") from exc
+            raise SandboxFailure(
+                f"the sandbox template did not come up: {exc}", anomaly="start_failed", reason="template_failed"
+            ) from exc
         if greeting.get("op") != "ready" or greeting.get("harness") != harness_version():
             self.close()
-            raise SandboxFailure(f"unexpected greeting from a sandbox template: {greeting}", anomaly="start_failed")
+            message = f"unexpected greeting from a sandbox template: {greeting}"
+            raise SandboxFailure(message, anomaly="start_failed", reason="bad_greeting")
         return self
 
     @property
@@ -91,7 +93,8 @@ class SandboxTemplate:
         """A fresh sandbox on these descriptors; returns its id for `kill`."""
         reply = self._request({"op": "fresh"}, [stdin_fd, stdout_fd])
         if reply.get("op") != "forked":
-            raise SandboxFailure(f"the sandbox template refused a fresh sandbox: {reply}", anomaly="start_failed")
+            message = f"the sandbox template refused a fresh sandbox: {reply}"
+            raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
         return int(reply["id"])
 
     def kill(self, sandbox_id: int) -> None:
@@ -103,11 +106,14 @@ class SandboxTemplate:
     def _request(self, message: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         with self.lock:
             if not self.alive or self.ctl is None:
-                raise SandboxFailure("the sandbox template is not running", anomaly="start_failed")
+                message = "the sandbox template is not running"
+                raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
             try:
                 lite.send_fds(self.ctl, [lite.dumps(message).encode()], fds)
             except OSError as exc:
-                raise SandboxFailure(f"could not reach the sandbox template: {exc}", anomaly="start_failed") from exc
+                raise SandboxFailure(
+                    f"could not reach the sandbox template: {exc}", anomaly="start_failed", reason="template_failed"
+                ) from exc
             return self._receive(CONTROL_TIMEOUT_S)
 
     def _receive(self, timeout: float) -> dict[str, Any]:
@@ -116,7 +122,7 @@ class SandboxTemplate:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise SandboxFailure("the sandbox template did not answer in time", anomaly="host_deadline")
-            if select.select([self.ctl], [], [], remaining)[0]:
+            if wait_readable(self.ctl.fileno(), remaining):
                 try:
                     data = self.ctl.recv(65536)
                 except OSError:  # reset: the template was killed mid-request (from outside)
@@ -131,12 +137,7 @@ class SandboxTemplate:
             self.ctl.close()
             self.ctl = None
         if process is not None:
-            if process.poll() is None:
-                try:  # bwrap's PID namespace goes with it: the template and every fresh sandbox
-                    os.killpg(process.pid, 9)
-                except ProcessLookupError:
-                    pass
-            process.wait()
+            stop(process)  # the template's PID namespace goes with it, and every fresh sandbox in it
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None
@@ -227,10 +228,12 @@ class TemplateShelf:
     def take(self, hash_seed: int) -> SandboxTemplate:
         key = (hash_seed, sandbox_python())  # both are fixed when a template starts
         with self.lock:
-            waiting = self.idle.get(key, [])
+            waiting = self.idle.pop(key, [])
             while waiting:
                 template = waiting.pop()
                 if template.alive:
+                    if waiting:  # no empty list is left behind: give_back counts on it
+                        self.idle[key] = waiting
                     return template
                 template.close()
         # Started from one long-lived thread: bwrap dies with the thread that started it
@@ -249,7 +252,7 @@ class TemplateShelf:
                 self.idle.setdefault(template.key, []).append(template)
                 self.idle.move_to_end(template.key)
                 while sum(len(waiting) for waiting in self.idle.values()) > self.limit:
-                    key, oldest = next(iter(self.idle.items()))
+                    key, oldest = next((k, waiting) for k, waiting in self.idle.items() if waiting)
                     to_close.append(oldest.pop(0))
                     if not oldest:
                         del self.idle[key]
@@ -276,7 +279,7 @@ shelf = TemplateShelf(limit=int(os.environ.get("SANDBOX_FRESH_TEMPLATES", "0")) 
 def fresh_sandbox(hash_seed: int) -> ForkedSandbox:
     """A started fresh sandbox for one run; SandboxFailure if none can be made."""
     if shelf.unsupported:
-        raise SandboxFailure(shelf.unsupported, anomaly="start_failed")
+        raise SandboxFailure(shelf.unsupported, anomaly="start_failed", reason="setup_failed")
     template = shelf.take(hash_seed)
     sandbox = ForkedSandbox(template)
     try:

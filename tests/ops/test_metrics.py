@@ -130,6 +130,33 @@ def test_pool_stats_are_shown_per_worker_host_and_backend(client, redis_broker, 
     assert not [key for key in _scrape(client) if key[0] == "platform_sandbox_pool_size"]
 
 
+def test_failed_sandbox_starts_and_their_retries_are_counted_per_host_backend_and_reason(client, redis_broker):
+    from evaluation.sandbox import metrics
+
+    metrics.reset()
+    for retry in (True, True, False):  # a start tried three times: two retried, the last one given up
+        metrics.record_start_failure({"event": "sandbox_start_failure", "backend": "bwrap", "kind": "warm",
+                                      "reason": "killed", "attempt": 1, "retry": retry, "detail": "test"})  # fmt: skip
+    metrics.record_start_failure({"event": "sandbox_start_failure", "backend": "docker", "kind": "cold",
+                                  "reason": "engine_error", "attempt": 1, "retry": True, "detail": "test"})  # fmt: skip
+    reporter = PoolReporter(redis_broker, "w1@host-a")
+    try:
+        reports = reporter.publish()
+        parsed = _scrape(client)
+    finally:
+        reporter.stop()
+        metrics.reset()
+    by_backend = {report["backend"]: report for report in reports}
+    assert by_backend["bwrap"]["start_failures"] == {"killed": 3}
+    assert by_backend["docker"]["start_retries"] == {"engine_error": 1}
+    labels = {"host": "w1@host-a", "backend": "bwrap", "reason": "killed"}
+    assert sample(parsed, "platform_sandbox_start_failures_total", **labels) == 3
+    assert sample(parsed, "platform_sandbox_start_retries_total", **labels) == 2
+    docker = {"host": "w1@host-a", "backend": "docker", "reason": "engine_error"}
+    assert sample(parsed, "platform_sandbox_start_failures_total", **docker) == 1
+    assert sample(parsed, "platform_sandbox_start_retries_total", **docker) == 1
+
+
 def test_metrics_need_the_token_when_one_is_set(client, settings):
     settings.METRICS_TOKEN = "s3cret-metrics-token"
     refused = client.get("/metrics")
