@@ -125,17 +125,18 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: 
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
     oom_before = evidence.oom_kills_before() if backend == "bwrap" else -1
+    cold_one = None
     if pool is None:  # cold: a fresh sandbox for this run alone
-        sandbox = None
         try:
-            sandbox = attempt.sandbox = cold_sandbox(backend, request.hash_seed, cold)
-            attempt.raw = sandbox.execute(request, run_id)
+            cold_one = attempt.sandbox = cold_sandbox(backend, request.hash_seed, cold)
+            attempt.raw = cold_one.execute(request, run_id)
         except SandboxFailure as exc:
             attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
-            _ask_the_remains(attempt, sandbox)
-        finally:
-            if sandbox is not None:  # the verdict is in; tearing the sandbox down need not delay it
-                threading.Thread(target=sandbox.close, daemon=True).start()
+            _ask_the_remains(attempt, cold_one)
+        except BaseException:
+            if cold_one is not None:
+                cold_one.close()
+            raise
     else:
         try:
             with pool.lease(request.hash_seed) as sandbox:
@@ -167,6 +168,11 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: 
         # own memory limit is the solution's to keep: see evidence.py.)
         attempt.detail = f"the host's OOM killer struck during the run ({attempt.anomaly or 'no anomaly'})"
         attempt.anomaly = evidence.HOST_OOM
+    if cold_one is not None:
+        if attempt.anomaly is None:  # the verdict is in; tearing the sandbox down need not delay it
+            threading.Thread(target=cold_one.close, daemon=True).start()
+        else:  # a rerun follows: this one's template goes back to the shelf for it first
+            cold_one.close()
     return attempt
 
 
