@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from evaluation.models import Execution, Verification
-from evaluation.queues import queued_messages
+from evaluation.queues import queued_messages, urgent_work_waiting
 from evaluation.services import (
     SandboxUnavailable,
     execution_run,
@@ -89,11 +89,16 @@ def run_executions(self, execution_ids: list[int]) -> str:
     What the chunk could not run goes out again: executions another worker holds,
     once that claim would be stale (this message may be the only one left for them:
     the redelivery of a worker that died mid-run); executions the sandbox could not
-    run, as this message's retry with backoff (only those)."""
-    outcome = executions_run(execution_ids=execution_ids, worker=self.request.hostname or None)
+    run, as this message's retry with backoff (only those); executions it left to
+    give way to reward work, at once, to the back of the queue."""
+    outcome = executions_run(
+        execution_ids=execution_ids, worker=self.request.hostname or None, give_way=urgent_work_waiting
+    )
     for verification_id in outcome.verification_ids:
         # After a sandbox failure too: the verification shows "infrastructure error" while it waits.
         verification_finish(verification_id=verification_id)
+    if outcome.deferred:
+        send_chunk(outcome.deferred)
     if outcome.held:
         send_chunk(sorted(outcome.held), countdown=max(outcome.held.values()))
     if outcome.unavailable:
@@ -107,7 +112,8 @@ def run_executions(self, execution_ids: list[int]) -> str:
             countdown=countdown,
         )
     held = f", {len(outcome.held)} held elsewhere" if outcome.held else ""
-    return f"{len(execution_ids)} executions{held}"
+    deferred = f", {len(outcome.deferred)} sent again behind reward work" if outcome.deferred else ""
+    return f"{len(execution_ids) - len(outcome.deferred)} executions{held}{deferred}"
 
 
 @shared_task(name="evaluation.run_execution", **SANDBOX_RUN)

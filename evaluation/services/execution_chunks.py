@@ -14,6 +14,11 @@ message in hand, so there a chunk is one execution unless VERIFY_CHUNK says more
 Idempotent as a single execution is: each execution of a chunk is claimed on its
 own by `execution_run`, so a chunk delivered again runs only what it can claim, and
 one execution's failure is that execution's alone.
+
+A chunk gives way to reward work: once it has started as many runs as the pool has
+slots, it starts no more while a reward chunk waits in the broker, and hands back the
+rest to be sent again. A reward then waits for the runs in hand, as it did behind one
+execution a message, not for the rest of a chunk.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -93,19 +99,24 @@ class ChunkRun:
     unavailable: list[int] = field(default_factory=list)  # the sandbox could not run them: retry later
     held: dict[int, float] = field(default_factory=dict)  # running elsewhere: seconds until that claim is stale
     broken: list[int] = field(default_factory=list)  # raised something else (logged); left to their claim's expiry
+    deferred: list[int] = field(default_factory=list)  # not started, giving way to rewards: to send again, in order
 
 
-def executions_run(*, execution_ids: list[int], worker: str | None = None) -> ChunkRun:
+def executions_run(
+    *, execution_ids: list[int], worker: str | None = None, give_way: Callable[[], bool] | None = None
+) -> ChunkRun:
     """Run the executions of a chunk that this call can claim, side by side on
     `runner_count()` threads (each with its own database connection, closed when
     the chunk ends; at most `runner_count()` runs at once in the process), and say
     what is left.
 
     Steps: run each through `execution_run` (claim, run, record, count), sharing one
-    RunContext (each verification read once, a settled mutant cap reused); note the
-    ones the sandbox could not run and any that raised; then read which of the
-    chunk's executions are still `running` under a claim, which a later look must
-    pick up once that claim turns stale. Finishing the verifications is the caller's.
+    RunContext (each verification read once, a settled mutant cap reused); past the
+    first `runner_count()`, start none once `give_way()` says other work waits (those
+    left are `deferred`); note the ones the sandbox could not run and any that
+    raised; then read which of the chunk's executions are still `running` under a
+    claim, which a later look must pick up once that claim turns stale. Finishing
+    the verifications is the caller's.
     """
     ids = [int(pk) for pk in execution_ids]
     outcome = ChunkRun()
@@ -114,10 +125,17 @@ def executions_run(*, execution_ids: list[int], worker: str | None = None) -> Ch
     me = worker or worker_name()
     context = RunContext()
     slots = _run_slots()
+    always = runner_count()  # the runs a chunk starts whatever waits: it always makes progress
+    yielded = threading.Event()
 
-    def one(execution_id: int) -> None:
+    def one(item: tuple[int, int]) -> None:
+        position, execution_id = item
         try:
             with slots:
+                if position >= always and give_way is not None and (yielded.is_set() or give_way()):
+                    yielded.set()
+                    outcome.deferred.append(execution_id)
+                    return
                 execution_run(execution_id=execution_id, worker=me, context=context)
         except SandboxUnavailable:
             outcome.unavailable.append(execution_id)  # recorded on the row: retried with the chunk's backoff
@@ -127,7 +145,8 @@ def executions_run(*, execution_ids: list[int], worker: str | None = None) -> Ch
             log.exception("execution %s failed to run; it waits for its claim to turn stale", execution_id)
             outcome.broken.append(execution_id)
 
-    run_on_threads(ids, one, workers=min(len(ids), runner_count()))
+    run_on_threads(list(enumerate(ids)), one, workers=min(len(ids), runner_count()))
+    outcome.deferred.sort(key=ids.index)
     rows = Execution.objects.filter(pk__in=ids)
     outcome.verification_ids = sorted(set(rows.values_list("verification_id", flat=True)))
     for execution_id in rows.filter(status="running").values_list("pk", flat=True):

@@ -212,6 +212,34 @@ def test_a_chunk_the_sandbox_cannot_run_names_its_executions_for_a_retry(curator
     assert set(Execution.objects.filter(pk__in=todo[:3]).values_list("status", flat=True)) == {"sandbox_error"}
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@needs_bwrap
+def test_a_chunk_gives_way_to_reward_work_after_the_runs_in_hand(curator, monkeypatch):
+    from evaluation.services import execution_chunks as chunks
+
+    monkeypatch.setenv("SANDBOX_POOL_SIZE", "2")
+    monkeypatch.setattr(chunks, "_slots", None)  # the gate is sized from the setting at first use
+    task = _submitted_clamp(curator, slug="gives-way")
+    _, todo = verification_plan(version=task.latest_version, config=SMALL)
+    asked = []
+
+    def rewards_wait() -> bool:
+        asked.append(1)
+        return True
+
+    outcome = executions_run(execution_ids=todo[:7], worker="me@host", give_way=rewards_wait)
+    # Two runs start whatever waits (the chunk always makes progress); the rest wait for a later message.
+    assert outcome.deferred == todo[2:7]  # in their run order, to be sent again
+    statuses = dict(Execution.objects.filter(pk__in=todo[:7]).values_list("pk", "status"))
+    assert {statuses[pk] for pk in todo[:2]} <= VERDICTS
+    assert {statuses[pk] for pk in todo[2:7]} == {"pending"}
+    assert asked  # it asked, once past the runs in hand
+
+    calm = executions_run(execution_ids=outcome.deferred, worker="me@host", give_way=lambda: False)
+    assert not calm.deferred
+    assert set(Execution.objects.filter(pk__in=todo[:7]).values_list("status", flat=True)) <= VERDICTS
+
+
 # -- with Redis and real workers: chunks shared and redelivered ---------------------------------------------
 
 
