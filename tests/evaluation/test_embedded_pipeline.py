@@ -405,3 +405,47 @@ def test_make_run_starts_the_worker_this_file_checks():
     assert worker_lines == [], worker_lines  # no worker of its own beside worker.sh
     assert 'bash "$ROOT/platform/scripts/worker.sh" &' in run_sh
     assert Verification._meta.db_table == "evaluation_verification"  # the table the test above reads
+
+
+def test_reward_work_waiting_is_seen_on_redis_by_priority_and_not_in_verification_messages(broker, monkeypatch):
+    """With Redis, reward chunks are the sandbox queue's priority-0 messages; a chunk of
+    executions asks for them, and a verification message of its own is not one."""
+    from evaluation import queues
+    from evaluation.tasks import run_execution
+
+    def look() -> bool:
+        monkeypatch.setattr(queues, "_urgent_seen", (-1.0, False))  # past the look's throttle
+        return queues.urgent_work_waiting()
+
+    monkeypatch.setattr(queues, "_urgent_client", None)
+    assert look() is False
+    run_execution.apply_async((1,), queue="sandbox")  # CELERY_TASK_DEFAULT_PRIORITY: behind rewards
+    assert look() is False
+    broker.send_task("trainer_bridge.run_rewards", args=([1],), queue="sandbox", priority=0)
+    assert look() is True
+
+
+def test_reward_work_waiting_is_seen_on_the_filesystem_broker_in_its_own_queue(tmp_path, monkeypatch):
+    from config.celery import app
+    from evaluation import queues
+    from evaluation.tasks import run_execution
+
+    from .workers import producer_on
+
+    folder = tmp_path / "queue"
+    folder.mkdir()
+    options = {"data_folder_in": str(folder), "data_folder_out": str(folder), "store_processed": False,
+               "processed_folder": str(tmp_path), "control_folder": str(tmp_path / "control")}  # fmt: skip
+
+    def look() -> bool:
+        monkeypatch.setattr(queues, "_urgent_seen", (-1.0, False))
+        return queues.urgent_work_waiting()
+
+    with producer_on(app, "filesystem://", options):
+        assert look() is False
+        run_execution.apply_async((1,), queue="sandbox")
+        assert look() is False
+        app.send_task("trainer_bridge.run_rewards", args=([1],), queue="rewards")
+        assert look() is True
+        (folder / "junk.txt").write_text("not a message")
+        assert look() is True
