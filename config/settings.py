@@ -219,6 +219,8 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
         (_celery_dir / sub).mkdir(parents=True, exist_ok=True)
+    # kombu's, with messages renamed into place whole (config/filesystem_broker.py).
+    CELERY_BROKER_TRANSPORT = "config.filesystem_broker:Transport"
     if env_int("CELERY_FILESYSTEM_POLL_MS", 10) < 1:
         raise ImproperlyConfigured("CELERY_FILESYSTEM_POLL_MS must be at least 1 (0 would spin a core)")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
