@@ -221,6 +221,10 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
         (_celery_dir / sub).mkdir(parents=True, exist_ok=True)
+    # kombu's, with messages renamed into place whole (config/filesystem_broker.py).
+    CELERY_BROKER_TRANSPORT = "config.filesystem_broker:Transport"
+    if env_int("CELERY_FILESYSTEM_POLL_MS", 10) < 1:
+        raise ImproperlyConfigured("CELERY_FILESYSTEM_POLL_MS must be at least 1 (0 would spin a core)")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
@@ -228,6 +232,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Kombu's default is ./control, in whatever directory a worker starts.
         "control_folder": str(_celery_dir / "control"),
         "store_processed": False,
+        # How long a worker sleeps when it finds no message, or when its slots are full
+        # (it looks again only then, even once a slot is free). Kombu's default of 1 s
+        # held a worker of two slots to about two messages a second, idle most of the
+        # time; an idle look costs a listing of an empty folder.
+        "polling_interval": env_int("CELERY_FILESYSTEM_POLL_MS", 10) / 1000,
     }
 else:
     if CELERY_BROKER_URL.startswith("redis://"):
@@ -270,7 +279,14 @@ VERIFICATION = {
     # sandbox queue is empty, lost its messages (a broker restarted without its data):
     # the reaper sends its remaining executions again.
     "STALL_AFTER_S": env_int("VERIFY_STALL_AFTER_S", 300),
+    # Executions a sandbox-queue message runs side by side (fewer for tasks with long
+    # time limits: evaluation/services/execution_chunks.py). The filesystem broker pays
+    # a folder listing and a poll a message, so there a message carries several; with
+    # Redis one each, so a reward chunk waits behind one run, not a chunk of them.
+    "CHUNK": env_int("VERIFY_CHUNK", 16 if CELERY_BROKER_URL.startswith("filesystem://") else 1),
 }
+if VERIFICATION["CHUNK"] < 1:
+    raise ImproperlyConfigured(f"VERIFY_CHUNK={VERIFICATION['CHUNK']} is not a chunk size: use 1 or more executions")
 # Difficulty from solver rollouts (evaluation/difficulty/, docs/difficulty.md).
 DIFFICULTY = {
     "REGULARISATION": 1.0,  # L2 strength of the item-response fit (1 / scikit-learn's C)
@@ -290,6 +306,7 @@ REWARD_PRIORITY = 0
 # same worker consumes (`make run`: -Q celery,sandbox,rewards): trainer_bridge/tasks.py.
 CELERY_TASK_ROUTES = {
     "evaluation.run_execution": {"queue": "sandbox"},
+    "evaluation.run_executions": {"queue": "sandbox"},
     "evaluation.run_attempt": {"queue": "sandbox"},
     "trainer_bridge.run_rewards": {"queue": "sandbox"},
 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,56 @@ def queued_messages(queue: str) -> int | None:
         return None
     log.warning("cannot count queued messages on broker %s", broker.partition("://")[0])
     return None
+
+
+# -- work a verification chunk gives way to -----------------------------------------------------------
+
+# Reward chunks go ahead of verification (a training step waits on them): with Redis as
+# the sandbox queue's priority-0 messages, kept in the list named for the queue itself;
+# on the filesystem broker, which has no priorities, in a queue of their own
+# (trainer_bridge.tasks.reward_queue). A chunk of executions asks this before each run.
+FILESYSTEM_URGENT_QUEUE = "rewards"
+REDIS_URGENT_KEY = "sandbox"
+URGENT_LOOK_EVERY_S = 0.05
+
+_urgent_lock = threading.Lock()
+_urgent_seen: tuple[float, bool] = (-1.0, False)
+_urgent_client: Any = None
+
+
+def urgent_work_waiting() -> bool:
+    """Whether a reward chunk waits in the broker. Looked up at most every
+    URGENT_LOOK_EVERY_S a process (a folder listing or one LLEN); False when it
+    cannot tell, so a broken look never stalls verification."""
+    global _urgent_seen
+    now = time.monotonic()
+    with _urgent_lock:
+        seen_at, waiting = _urgent_seen
+        if now - seen_at < URGENT_LOOK_EVERY_S:
+            return waiting
+        _urgent_seen = (now, waiting)  # others reuse it while this thread looks
+    waiting = _urgent_lookup()
+    with _urgent_lock:
+        _urgent_seen = (time.monotonic(), waiting)
+    return waiting
+
+
+def _urgent_lookup() -> bool:
+    global _urgent_client
+    from celery import current_app
+
+    broker = str(current_app.conf.broker_url or "")
+    try:
+        if broker.startswith("filesystem://"):
+            options = current_app.conf.broker_transport_options or {}
+            folder = Path(options.get("data_folder_in", "."))
+            return filesystem_queue_lengths(folder, [FILESYSTEM_URGENT_QUEUE])[FILESYSTEM_URGENT_QUEUE] > 0
+        if broker.startswith(("redis://", "rediss://")):
+            if _urgent_client is None:
+                import redis
+
+                _urgent_client = redis.Redis.from_url(broker, socket_timeout=2, socket_connect_timeout=2)
+            return int(_urgent_client.llen(REDIS_URGENT_KEY)) > 0
+    except Exception as exc:
+        log.warning("could not tell whether reward work waits: %s", exc)
+    return False

@@ -1,6 +1,8 @@
 """Celery tasks of the verification pipeline: thin wrappers around the services.
 
-Executions go to the `sandbox` queue (workers on machines with sandboxes);
+Executions go to the `sandbox` queue (workers on machines with sandboxes), one
+message per chunk of VERIFICATION["CHUNK"] executions (one each by default with
+Redis, several on the embedded filesystem broker: evaluation/services/execution_chunks.py);
 planning and finishing go to the default queue. Every task is idempotent, and
 acks late: a worker killed mid-run leaves its message to be delivered again.
 """
@@ -11,11 +13,12 @@ import logging
 import time
 
 from celery import shared_task
+from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from evaluation.models import Execution
-from evaluation.queues import queued_messages
+from evaluation.models import Execution, Verification
+from evaluation.queues import queued_messages, urgent_work_waiting
 from evaluation.services import (
     SandboxUnavailable,
     execution_run,
@@ -28,6 +31,7 @@ from evaluation.services import (
 )
 from evaluation.services.config import VerifyConfig
 from evaluation.services.difficulty import difficulty_fit_create
+from evaluation.services.execution_chunks import chunk_size_for, execution_chunks, executions_run
 from evaluation.services.rollouts import attempt_run, upload_finish
 from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
@@ -106,12 +110,58 @@ def enqueue_verification(version_id: int, *, requested_by_id: int | None = None)
     return True
 
 
-def enqueue_executions(verification_id: int, execution_ids: list[int]) -> None:
+def enqueue_executions(verification_id: int, execution_ids: list[int]) -> int:
+    """Send a verification's executions to the sandbox queue in chunks (a chunk of one
+    as `run_execution`, as before chunks existed); returns how many messages."""
     if not execution_ids:
         finish_verification.delay(verification_id)
-        return
-    for execution_id in execution_ids:
-        run_execution.apply_async((execution_id,), queue=SANDBOX_QUEUE)
+        return 1
+    time_limit_s = Verification.objects.filter(pk=verification_id).values_list("version__time_limit_s", flat=True)
+    chunks = execution_chunks(execution_ids, size=chunk_size_for(time_limit_s=float(time_limit_s.get())))
+    for chunk in chunks:
+        send_chunk(chunk)
+    return len(chunks)
+
+
+def send_chunk(execution_ids: list[int], *, countdown: float | None = None) -> None:
+    if len(execution_ids) == 1:
+        run_execution.apply_async((execution_ids[0],), queue=SANDBOX_QUEUE, countdown=countdown)
+    else:
+        run_executions.apply_async((list(execution_ids),), queue=SANDBOX_QUEUE, countdown=countdown)
+
+
+@shared_task(name="evaluation.run_executions", **SANDBOX_RUN)
+def run_executions(self, execution_ids: list[int]) -> str:
+    """Run a chunk of executions side by side; finish their verifications once.
+
+    What the chunk could not run goes out again: executions another worker holds,
+    once that claim would be stale (this message may be the only one left for them:
+    the redelivery of a worker that died mid-run); executions the sandbox could not
+    run, as this message's retry with backoff (only those); executions it left to
+    give way to reward work, at once, to the back of the queue."""
+    outcome = executions_run(
+        execution_ids=execution_ids, worker=self.request.hostname or None, give_way=urgent_work_waiting
+    )
+    for verification_id in outcome.verification_ids:
+        # After a sandbox failure too: the verification shows "infrastructure error" while it waits.
+        verification_finish(verification_id=verification_id)
+    if outcome.deferred:
+        send_chunk(outcome.deferred)
+    if outcome.held:
+        send_chunk(sorted(outcome.held), countdown=max(outcome.held.values()))
+    if outcome.unavailable:
+        countdown = get_exponential_backoff_interval(
+            factor=int(SANDBOX_RUN["retry_backoff"]), retries=self.request.retries,
+            maximum=int(SANDBOX_RUN["retry_backoff_max"]), full_jitter=True,
+        )  # fmt: skip
+        raise self.retry(
+            args=(sorted(outcome.unavailable),),
+            exc=SandboxUnavailable(f"the sandbox could not run executions {sorted(outcome.unavailable)}"),
+            countdown=countdown,
+        )
+    held = f", {len(outcome.held)} held elsewhere" if outcome.held else ""
+    deferred = f", {len(outcome.deferred)} sent again behind reward work" if outcome.deferred else ""
+    return f"{len(execution_ids) - len(outcome.deferred)} executions{held}{deferred}"
 
 
 @shared_task(name="evaluation.run_execution", **SANDBOX_RUN)

@@ -32,10 +32,8 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
-# One worker for every queue (planning, the sandbox runs, and the reward chunks, which
-# the filesystem broker keeps apart: settings.REWARD_QUEUE) with the periodic reaper.
-"$VENV/bin/celery" -A config worker -Q celery,sandbox,rewards -B --schedule "${PLATFORM_VAR_DIR:-$ROOT/var}/celerybeat-schedule" \
-  --loglevel=INFO --concurrency=2 &
+# One worker for every queue with the periodic reapers: worker.sh says how, and why.
+bash "$ROOT/platform/scripts/worker.sh" &
 pids+=($!)
 "$PY" manage.py runserver --noreload "$HOST:$PORT" &
 pids+=($!)

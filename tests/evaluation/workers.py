@@ -229,10 +229,14 @@ def producer_on(app: Any, broker_url: str, transport_options: dict[str, Any]) ->
     configuration is changed instead, and the connection and producer pools it
     caches (built on first use for the old URL) are dropped, before and after.
     """
-    keys = ("broker_url", "broker_transport_options")
+    keys = ("broker_url", "broker_transport_options", "broker_transport")
     saved = {key: app.conf[key] for key in keys}
     app.conf.broker_url = broker_url
     app.conf.broker_transport_options = transport_options
+    # The transport class settings.py chose for its own broker (the filesystem one's,
+    # config/filesystem_broker.py) would override the URL's scheme: follow the URL.
+    filesystem = broker_url.startswith("filesystem://")
+    app.conf.broker_transport = "config.filesystem_broker:Transport" if filesystem else None
     _drop_pools(app)
     try:
         yield app
