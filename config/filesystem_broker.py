@@ -36,9 +36,11 @@ class Channel(kombu_filesystem.Channel):
     def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
         """Write the message beside the queue under a hidden name, then rename it into
         the queue: consumers see it whole or not at all. Named as kombu names it
-        (milliseconds, then a unique id), so the queue's order is kombu's."""
+        (milliseconds, then a unique id), but with the milliseconds zero-padded:
+        consumers take files in the order of their names, and kombu's unpadded
+        counter put 10000000_ (the clock 2.8 hours on) before 9999999_."""
         body = str_to_bytes(dumps(payload))
-        name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
+        name = f"{round(monotonic() * 1000):015d}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.part")
         try:

@@ -65,8 +65,9 @@ def test_a_consumer_looking_while_a_message_is_written_takes_nothing_then_the_wh
 def test_a_file_that_is_not_a_message_is_left_out_and_the_next_message_delivered(tmp_path, caplog):
     publisher, consumer = _channel(tmp_path, Transport), _channel(tmp_path, Transport)
     queue_folder = tmp_path / "queue"
-    (queue_folder / f"0_empty.{QUEUE}.msg").write_bytes(b"")
-    (queue_folder / f"1_junk.{QUEUE}.msg").write_bytes(b"{not json")
+    # Named as if published at clock 0 and 1 ms: ahead of any message in the queue's order.
+    (queue_folder / f"{0:015d}_empty.{QUEUE}.msg").write_bytes(b"")
+    (queue_folder / f"{1:015d}_junk.{QUEUE}.msg").write_bytes(b"{not json")
     publisher._put(QUEUE, {"body": "after", "headers": {}, "properties": {}})
 
     with caplog.at_level(logging.ERROR, logger="config.filesystem_broker"):
@@ -75,6 +76,19 @@ def test_a_file_that_is_not_a_message_is_left_out_and_the_next_message_delivered
     with pytest.raises(Exception) as nothing:
         consumer._get(QUEUE)
     assert type(nothing.value).__name__ == "Empty"
+
+
+def test_messages_are_taken_in_the_order_they_were_sent_whatever_the_clocks_digits(tmp_path, monkeypatch):
+    """kombu names a message by the milliseconds of a monotonic clock: unpadded, one sent
+    at 9,999,999 ms sorted after one sent at 10,000,000 ms, and consumers take the
+    smallest name first."""
+    import config.filesystem_broker as broker
+
+    publisher, consumer = _channel(tmp_path, Transport), _channel(tmp_path, Transport)
+    for clock_s, body in ((9_999.999, "first"), (10_000.0, "second")):
+        monkeypatch.setattr(broker, "monotonic", lambda clock_s=clock_s: clock_s)
+        publisher._put(QUEUE, {"body": body, "headers": {}, "properties": {}})
+    assert [consumer._get(QUEUE)["body"] for _ in range(2)] == ["first", "second"]
 
 
 def test_the_embedded_settings_choose_this_transport():
