@@ -149,6 +149,6 @@ def test_an_unknown_backend_is_named(tmp_path):
 def test_run_sh_runs_the_sandbox_step_before_it_migrates_or_serves():
     lines = RUN.read_text().splitlines()
     step = next(i for i, line in enumerate(lines) if "ensure-sandbox.sh" in line and not line.lstrip().startswith("#"))
-    for later in ("manage.py migrate", "celery", "runserver"):
+    for later in ("manage.py migrate", "worker.sh", "runserver"):
         first = next(i for i, line in enumerate(lines) if later in line and not line.lstrip().startswith("#"))
         assert step < first, f"run.sh reaches {later!r} before its sandbox step"
