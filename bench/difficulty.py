@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.duplicates import humaneval_items  # noqa: E402
+from evaluation.difficulty.duplicates import Item, find_duplicates  # noqa: E402
+from evaluation.difficulty.duplicates_audit import paraphrase, renamed  # noqa: E402
 from evaluation.difficulty.irt import fit_1pl, simulate  # noqa: E402
-from evaluation.duplicates import Item, find_duplicates  # noqa: E402
-from evaluation.duplicates_audit import paraphrase, renamed  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "pe", "da", "gu", "fi", "zo", "be", "xa", "qui")
 COMMON = ("return", "the", "a", "list", "of", "given", "string", "number", "each", "that", "and", "if")

@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluation import duplicates  # noqa: E402
-from evaluation.duplicates import Item  # noqa: E402
-from evaluation.duplicates_audit import audit  # noqa: E402
+from evaluation.difficulty import duplicates  # noqa: E402
+from evaluation.difficulty.duplicates import Item  # noqa: E402
+from evaluation.difficulty.duplicates_audit import audit  # noqa: E402
 from tasks_app.datasets import humaneval_path  # noqa: E402
 
 DATASET = humaneval_path()

@@ -21,7 +21,7 @@ backlog on two sandbox workers, in one run against real processes.
 2. Verification: TASKS task versions (HumanEval's 164 cycled under distinct slugs, a
    comment naming the copy appended to the tests so every copy has its own content
    hash) are submitted and their verification queued through
-   `evaluation.services.requests.verifications_request_many` (what the curator UI's
+   `evaluation.verification.curator_actions.verifications_request_many` (what the curator UI's
    bulk action calls: `evaluation.verify_version` on the default queue, which plans
    and fans executions out to the sandbox queue); the bench waits until every one is
    done. Figures: verify_wall_s, verify_executions_per_s, verify_tasks_per_s,
@@ -130,7 +130,7 @@ def exit_answer(entry_point: str, variant: int) -> str:
 
 
 def humaneval_lines() -> list[dict[str, Any]]:
-    from evaluation import audit
+    from evaluation.verification import audit
 
     with gzip.open(audit.default_dataset(), "rt", encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
@@ -151,7 +151,7 @@ def short_limit_version(actor: Any, source: dict[str, Any]) -> Any:
     against it costs a sandbox slot one second, not the default ten."""
     from dataclasses import replace
 
-    from evaluation import audit
+    from evaluation.verification import audit
     from tasks_app.importers import humaneval, native
 
     record = humaneval.to_record(source)
@@ -292,7 +292,7 @@ def percentile(values: list[float], q: float) -> float:
 def rewards_phase(args: argparse.Namespace, base: str, actor: Any) -> dict[str, Any]:
     from django.db.models import Count, Q
 
-    from evaluation import audit
+    from evaluation.verification import audit
     from tasks_app.services import api_token_create
     from trainer_bridge.models import RewardBatch, RewardItem
 
@@ -394,9 +394,9 @@ def rewards_phase(args: argparse.Namespace, base: str, actor: Any) -> dict[str, 
 def verify_phase(args: argparse.Namespace, actor: Any) -> dict[str, Any]:
     from django.db.models import Count, Q, Sum
 
-    from evaluation import audit
     from evaluation.models import Execution, Verification, VerificationState
-    from evaluation.services.requests import verifications_request_many
+    from evaluation.verification import audit
+    from evaluation.verification.curator_actions import verifications_request_many
     from tasks_app.models import Task
 
     lines = humaneval_lines()
@@ -476,8 +476,8 @@ def verify_phase(args: argparse.Namespace, actor: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict[str, Any]:
-    from evaluation import audit
-    from evaluation.services.config import VerifyConfig
+    from evaluation.verification import audit
+    from evaluation.verification.config import VerifyConfig
 
     actor = audit.auditor_user()
     say(f"starting gunicorn and {args.workers} Celery workers (logs under {SCRATCH})")

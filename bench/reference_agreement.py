@@ -18,7 +18,7 @@ compared with a dict, a test using a module only the solution imports, setup tha
 builds the candidate's nodes, standard-library values). Each BOUNDARY task also has
 a wrong twin, which must fail in both.
 
-Held-out hacks: every reward-hacking probe of evaluation/probes.py, run against
+Held-out hacks: every reward-hacking probe of evaluation/verification/probes.py, run against
 every task through the judge only (never in a plain process: they are hostile),
 must fail. The figures: humaneval_rejected, catalogue_rejected, boundary_rejected
 (goal 0 each), probe_passes (goal 0, listed by probe in probe_passes_by_probe),
@@ -51,11 +51,11 @@ import django  # noqa: E402
 
 django.setup()
 
-from evaluation import probes  # noqa: E402
 from evaluation.sandbox import engine  # noqa: E402
 from evaluation.sandbox.engine import sandbox_factory  # noqa: E402
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
 from evaluation.sandbox.types import Limits, RunRequest  # noqa: E402
+from evaluation.verification import probes  # noqa: E402
 
 CORES = os.cpu_count() or 1
 LIMITS = Limits(wall_s=10, cpu_s=10, memory_mb=512)

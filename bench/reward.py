@@ -116,9 +116,9 @@ def main() -> None:
 def run(args: argparse.Namespace, processes: list[subprocess.Popen]) -> dict:
     import requests
 
-    from evaluation import audit
-    from evaluation.requests import run_request_for
     from evaluation.sandbox import engine
+    from evaluation.sandbox.run_requests import run_request_for
+    from evaluation.verification import audit
     from tasks_app.models import State, Task
     from trainer_bridge.services.jobs import job_register
     from trainer_bridge.services.pools import pool_create, snapshot_create

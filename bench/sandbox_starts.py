@@ -232,7 +232,7 @@ class NonReapingInit:
         self.group.mkdir()
         (self.group / "pids.max").write_text(str(pids_max))
         (self.group / "cgroup.procs").write_text(str(os.getpid()))
-        from evaluation.harness import lite
+        from evaluation.sandbox.harness import lite
 
         lite.prctl(PR_SET_CHILD_SUBREAPER, 1)
 
@@ -248,7 +248,7 @@ class NonReapingInit:
     def close(self, own: set[int]) -> int:
         """Reap the zombies left to us (not `own`, our children the run waited for);
         returns how many there were."""
-        from evaluation.harness import lite
+        from evaluation.sandbox.harness import lite
 
         lite.prctl(PR_SET_CHILD_SUBREAPER, 0)
         zombies = 0

@@ -61,7 +61,7 @@ def main() -> None:
 
 def catalogue(limit: int) -> tuple[object, str]:
     """HumanEval's first `limit` tasks, approved and frozen: (the curator, the snapshot hash)."""
-    from evaluation import audit
+    from evaluation.verification import audit
     from tasks_app.models import State, Task
     from trainer_bridge.services.pools import pool_create, snapshot_create
 

@@ -72,13 +72,12 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from evaluation import audit  # noqa: E402
 from evaluation.models import Execution, Verification  # noqa: E402
 from evaluation.sandbox import engine, replay  # noqa: E402
 from evaluation.sandbox.types import hash_seed_for  # noqa: E402
-from evaluation.services import verifications_run  # noqa: E402
-from evaluation.services.config import VerifyConfig  # noqa: E402
-from evaluation.services.verification import execution_request  # noqa: E402
+from evaluation.verification import audit  # noqa: E402
+from evaluation.verification.config import VerifyConfig  # noqa: E402
+from evaluation.verification.pipeline import execution_request, verifications_run  # noqa: E402
 
 BACKEND = "bwrap"
 WORKER_SCRIPT = ROOT / "platform" / "scripts" / "worker.sh"  # the worker `make run` starts

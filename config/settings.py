@@ -280,7 +280,7 @@ VERIFICATION = {
     # the reaper sends its remaining executions again.
     "STALL_AFTER_S": env_int("VERIFY_STALL_AFTER_S", 300),
     # Executions a sandbox-queue message runs side by side (fewer for tasks with long
-    # time limits: evaluation/services/execution_chunks.py). The filesystem broker pays
+    # time limits: evaluation/verification/execution_chunks.py). The filesystem broker pays
     # a folder listing and a poll a message, so there a message carries several; with
     # Redis one each, so a reward chunk waits behind one run, not a chunk of them.
     "CHUNK": env_int("VERIFY_CHUNK", 16 if CELERY_BROKER_URL.startswith("filesystem://") else 1),

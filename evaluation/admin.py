@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin, messages
 
 from evaluation.models import Execution, Flag, MutantEquivalence, Verification
-from evaluation.services import verification_request
+from evaluation.verification.curator_actions import verification_request
 
 
 class ReadOnly(admin.ModelAdmin):

@@ -2,7 +2,7 @@
 
 Executions go to the `sandbox` queue (workers on machines with sandboxes), one
 message per chunk of VERIFICATION["CHUNK"] executions (one each by default with
-Redis, several on the embedded filesystem broker: evaluation/services/execution_chunks.py);
+Redis, several on the embedded filesystem broker: evaluation/verification/execution_chunks.py);
 planning and finishing go to the default queue. Every task is idempotent, and
 acks late: a worker killed mid-run leaves its message to be delivered again.
 """
@@ -17,10 +17,15 @@ from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from evaluation.difficulty.fits import difficulty_fit_create
+from evaluation.difficulty.rollouts import attempt_run, upload_finish
 from evaluation.models import Execution, Verification
 from evaluation.queues import queued_messages, urgent_work_waiting
-from evaluation.services import (
-    SandboxUnavailable,
+from evaluation.sandbox.errors import SandboxUnavailable
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.execution_chunks import chunk_size_for, execution_chunks, executions_run
+from evaluation.verification.pipeline import (
+    execution_claim_stale_in,
     execution_run,
     verification_finish,
     verification_plan,
@@ -29,11 +34,6 @@ from evaluation.services import (
     versions_unplanned,
     versions_verdict_unapplied,
 )
-from evaluation.services.config import VerifyConfig
-from evaluation.services.difficulty import difficulty_fit_create
-from evaluation.services.execution_chunks import chunk_size_for, execution_chunks, executions_run
-from evaluation.services.rollouts import attempt_run, upload_finish
-from evaluation.services.verification import execution_claim_stale_in
 from tasks_app.models import TaskVersion
 
 SANDBOX_QUEUE = "sandbox"

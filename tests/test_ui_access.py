@@ -150,7 +150,7 @@ def test_the_tables_name_every_ui_page_and_nothing_else():
 
 
 def test_every_page_with_every_role_gets_200_or_403_as_its_role_check_says(world, users):
-    from evaluation import analytics
+    from evaluation.difficulty import analytics
 
     assert "funnel" in analytics.CHARTS
     clients = {role: _signed_in(user) for role, user in users.items()}

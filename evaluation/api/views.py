@@ -26,10 +26,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.api import serializers as s
+from evaluation.difficulty.rollouts import outcomes_record, samples_ingest, upload_todo
 from evaluation.difficulty.samples import SamplesError
+from evaluation.difficulty.selectors import difficulty_table, pass_at_k_rows
 from evaluation.models import SampleUpload
-from evaluation.selectors import difficulty_table, pass_at_k_rows
-from evaluation.services.rollouts import outcomes_record, samples_ingest, upload_todo
 from tasks_app.api.parsers import RawUploadParser, uploaded_file
 from tasks_app.api.permissions import HasScope
 from tasks_app.errors import NotFound, ValidationFailed

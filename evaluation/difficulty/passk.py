@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evaluation.metrics import wilson_interval
+from evaluation.verification.figures import wilson_interval
 
 DEFAULT_KS = (1, 5, 10)
 

@@ -6,9 +6,9 @@ import hashlib
 import time
 from typing import Any
 
-from evaluation.harness import protocol
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.types import RunRequest
 

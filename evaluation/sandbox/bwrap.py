@@ -17,10 +17,10 @@ import subprocess
 import uuid
 from typing import Any
 
-from evaluation.harness import protocol
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 

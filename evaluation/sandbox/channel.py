@@ -8,8 +8,8 @@ import select
 import time
 from typing import Any
 
-from evaluation.harness import protocol
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness import protocol
 
 
 def wait_readable(fd: int, timeout: float) -> bool:

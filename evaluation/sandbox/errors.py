@@ -1,3 +1,6 @@
+"""What goes wrong around a sandbox run, as exceptions the callers can tell apart."""
+
+
 class SandboxFailure(Exception):
     """The sandbox itself failed (could not start, died, broke protocol).
 
@@ -15,3 +18,7 @@ class SandboxFailure(Exception):
 
 class PoolBusy(Exception):
     """Every sandbox slot is taken; the caller should retry later."""
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox could not run an execution (busy pool, backend down): retry later."""

@@ -10,7 +10,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-HARNESS_DIR = Path(__file__).resolve().parent.parent / "harness"
+HARNESS_DIR = Path(__file__).resolve().parent / "harness"
 AGENT_ENTRY = "from harness.agent import entry; entry()"
 # Every module of the harness package: the copy the sandboxes get holds exactly these,
 # and the agent hashes the same set inside (agent.harness_version), so the list is

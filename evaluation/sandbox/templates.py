@@ -2,7 +2,7 @@
 
 A cold run wants a sandbox that has seen nothing else. Started by exec, one costs
 bwrap, a new interpreter and the harness's imports: about twice a bare `python3`
-spawn. A template (evaluation/harness/fresh.py) is a bwrap sandbox that has paid
+spawn. A template (evaluation/sandbox/harness/fresh.py) is a bwrap sandbox that has paid
 those once and only ever forks: each fresh sandbox is a child of it in new user,
 mount, PID, network, IPC, UTS and cgroup namespaces, with its own /proc, its own
 empty /scratch, /tmp and /dev/shm, no capabilities and no_new_privs, running an
@@ -28,11 +28,11 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evaluation.harness import lite, protocol
 from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python, stop
 from evaluation.sandbox.channel import FrameReader, wait_readable
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness import lite, protocol
 from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.uids import UidLease
 

@@ -28,6 +28,14 @@ class Status(enum.StrEnum):
     SANDBOX_ERROR = "sandbox_error"  # our fault, never the solution's: not a wrong answer
 
 
+# Every status a finished run can have, as stored: an execution, attempt or reward
+# in one of these is done.
+FINAL = tuple(status.value for status in Status)
+# How much of each stream a stored run keeps: enough to read the failure, not a
+# solution's megabyte of output in every row.
+OUTPUT_KEPT = 4000
+
+
 @dataclass(frozen=True)
 class Limits:
     wall_s: float = 10.0

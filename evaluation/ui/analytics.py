@@ -1,4 +1,4 @@
-"""The analytics dashboard and its downloads. Thin: evaluation.analytics builds each
+"""The analytics dashboard and its downloads. Thin: evaluation.difficulty.analytics builds each
 figure's DataFrame, evaluation.ui.charts draws it."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tasks_app.ui.views.common import domain_errors
 
 
 def _draw(name: str, frame: object) -> str:
-    from evaluation import analytics
+    from evaluation.difficulty import analytics
 
     title = analytics.CHARTS[name][0]
     if name == "difficulty":
@@ -59,7 +59,7 @@ def _draw(name: str, frame: object) -> str:
 @require_GET
 @domain_errors
 def dashboard(request: HttpRequest) -> HttpResponse:
-    from evaluation import analytics  # pandas: loaded by the pages that draw, not at start-up
+    from evaluation.difficulty import analytics  # pandas: loaded by the pages that draw, not at start-up
 
     _require(request, CURATOR, REVIEWER, TRAINER)
     filters = analytics.Filters.from_params(request.GET)
@@ -75,14 +75,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "states": State.values,
         "tags": Tag.objects.order_by("name").values_list("name", flat=True),
     }
-    return render(request, "evaluation/analytics.html", context)
+    return render(request, "evaluation/difficulty/analytics.html", context)
 
 
 @login_required
 @require_GET
 @domain_errors
 def download(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
-    from evaluation import analytics  # pandas: loaded by the pages that draw, not at start-up
+    from evaluation.difficulty import analytics  # pandas: loaded by the pages that draw, not at start-up
 
     _require(request, CURATOR, REVIEWER, TRAINER)
     if name not in analytics.CHARTS or fmt not in ("csv", "parquet"):

@@ -11,11 +11,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from evaluation import selectors
+from evaluation.difficulty import selectors
+from evaluation.difficulty.duplicate_scan import duplicates_scan
 from evaluation.difficulty.irt import LEARNABLE, TOO_EASY, TOO_HARD
+from evaluation.difficulty.rollouts import samples_ingest, upload_todo
 from evaluation.difficulty.samples import SamplesError
-from evaluation.services.duplicates import duplicates_scan
-from evaluation.services.rollouts import samples_ingest, upload_todo
 from tasks_app.errors import PermissionDenied
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from tasks_app.ui.views.common import domain_errors

@@ -10,8 +10,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from evaluation import selectors
-from evaluation.services import mutant_mark_equivalent, verification_request, verifications_request_many
+from evaluation.verification import selectors
+from evaluation.verification.curator_actions import (
+    mutant_mark_equivalent,
+    verification_request,
+    verifications_request_many,
+)
 from tasks_app import selectors as task_selectors
 from tasks_app.selectors import TaskFilters
 from tasks_app.ui.views.common import authoring_role_required, domain_errors

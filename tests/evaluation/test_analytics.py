@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from django.urls import reverse
 
-from evaluation import analytics
+from evaluation.difficulty import analytics
+from evaluation.difficulty.fits import difficulty_fit_create
+from evaluation.difficulty.rollouts import outcomes_record
 from evaluation.models import Execution, Flag, TaskFlag, Verification
-from evaluation.services.difficulty import difficulty_fit_create
-from evaluation.services.rollouts import outcomes_record
 from tasks_app.models import State, Task
 from tests.factories import UserFactory, make_task
 

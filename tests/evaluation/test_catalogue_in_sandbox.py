@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
+from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.catalogue import catalogue_load
 from tasks_app.models import TaskVersion

@@ -32,7 +32,7 @@ import pytest
 from django.utils import timezone
 
 from evaluation.models import Execution, Flag, Verification, VerificationState
-from evaluation.services.verification import FINAL
+from evaluation.sandbox.types import FINAL
 from evaluation.tasks import verify_version
 from tasks_app.models import State
 from tasks_app.services import task_submit
@@ -242,8 +242,8 @@ def test_rollouts_run_on_a_worker_and_a_refit_follows_once_they_have(curator, wo
     worker that ran it enqueues the difficulty refit, which runs too."""
     import json
 
+    from evaluation.difficulty.rollouts import samples_ingest, upload_todo
     from evaluation.models import Attempt, DifficultyFit
-    from evaluation.services.rollouts import samples_ingest, upload_todo
     from evaluation.tasks import enqueue_attempts
 
     make_task(owner=curator, slug="add-two")

@@ -16,7 +16,7 @@ import typing
 
 import pytest
 
-from evaluation.harness import codec, names
+from evaluation.sandbox.harness import codec, names
 
 
 def round_trip(value, **decode_hooks):
@@ -199,7 +199,7 @@ def test_a_module_a_candidate_wrote_is_never_imported_for_a_name(tmp_path):
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(tmp_path)!r})
-        from evaluation.harness import names
+        from evaluation.sandbox.harness import names
         assert "colorsys" not in sys.modules
         found = names.standard_module("colorsys")
         assert found is not None and found.__file__.startswith(names.STDLIB_DIR), found

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from evaluation.difficulty.passk import pass_at_k, pass_at_k_interval, pass_at_ks
-from evaluation.metrics import wilson_interval
+from evaluation.verification.figures import wilson_interval
 
 
 def _by_enumeration(attempts: int, passes: int, k: int) -> float:

@@ -9,9 +9,9 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluation.difficulty.fits import difficulty_fit_create
+from evaluation.difficulty.rollouts import outcomes_record
 from evaluation.models import Attempt
-from evaluation.services.difficulty import difficulty_fit_create
-from evaluation.services.rollouts import outcomes_record
 from tests.factories import UserFactory, make_task
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +47,7 @@ def test_the_dashboard_shows_each_task_measured_with_its_band_and_the_catalogue_
     assert "<td>5 / 6</td>" not in only_weak and "<td>2 / 6</td>" in only_weak
     unknown = client.get(reverse("verification:difficulty"), {"solver": "nobody"}).content.decode()
     assert "solver &#x27;nobody&#x27; is not in fit" in unknown
-    from evaluation.selectors import difficulty_table
+    from evaluation.difficulty.selectors import difficulty_table
 
     bands = {r["task"]: r["band"] for r in difficulty_table()["tasks"]}
     for band in ("TOO_EASY", "LEARNABLE", "TOO_HARD"):

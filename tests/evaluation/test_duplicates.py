@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from evaluation.duplicates import Item, find_duplicates, normalise_code, suite_digest
-from evaluation.duplicates_audit import audit, paraphrase, renamed
+from evaluation.difficulty.duplicate_scan import duplicates_scan
+from evaluation.difficulty.duplicates import Item, find_duplicates, normalise_code, suite_digest
+from evaluation.difficulty.duplicates_audit import audit, paraphrase, renamed
 from evaluation.models import TaskFlag
-from evaluation.services.duplicates import duplicates_scan
 from tests.factories import make_task
 
 ORIGINAL = '''def longest_run(values, target):

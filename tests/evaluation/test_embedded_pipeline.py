@@ -33,14 +33,15 @@ import pytest
 from django.utils import timezone
 
 from evaluation.models import Execution, Verification, VerificationState
-from evaluation.services import VerifyConfig, verification_plan
-from evaluation.services.execution_chunks import (
+from evaluation.tasks import verify_version
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.execution_chunks import (
     CHUNK_WALL_S,
     chunk_size_for,
     execution_chunks,
     executions_run,
 )
-from evaluation.tasks import verify_version
+from evaluation.verification.pipeline import verification_plan
 
 from .conftest import needs_bwrap
 from .test_celery_workers import (
@@ -215,7 +216,7 @@ def test_a_chunk_the_sandbox_cannot_run_names_its_executions_for_a_retry(curator
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @needs_bwrap
 def test_a_chunk_gives_way_to_reward_work_after_the_runs_in_hand(curator, monkeypatch):
-    from evaluation.services import execution_chunks as chunks
+    from evaluation.verification import execution_chunks as chunks
 
     monkeypatch.setenv("SANDBOX_POOL_SIZE", "2")
     monkeypatch.setattr(chunks, "_slots", None)  # the gate is sized from the setting at first use

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from evaluation.services.flags import count_checks, flags_for
+from evaluation.verification.flags import count_checks, flags_for
 
 
 def version(kind: str, hidden: list, visible: list = ()) -> SimpleNamespace:

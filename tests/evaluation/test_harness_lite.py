@@ -13,12 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.harness import lite
-from evaluation.harness.judge import shuffled
 from evaluation.sandbox import engine
+from evaluation.sandbox.harness import lite
+from evaluation.sandbox.harness.judge import shuffled
 from evaluation.sandbox.types import Limits, RunRequest, Status
 
-HARNESS_PARENT = Path(__file__).resolve().parents[2] / "evaluation"
+HARNESS_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "sandbox" / "harness"
+
+
+@pytest.fixture(scope="module")
+def harness_parent(tmp_path_factory):
+    """A directory holding `harness` and nothing else, as / is inside a sandbox: the
+    checkout's evaluation/sandbox beside it would shadow the standard library's
+    `types` with the engine's."""
+    parent = tmp_path_factory.mktemp("harness-parent")
+    (parent / "harness").symlink_to(HARNESS_DIR, target_is_directory=True)
+    return parent
+
 
 
 def _value(rng: random.Random, depth: int = 0):
@@ -109,11 +120,11 @@ def test_shuffled_is_a_permutation_fixed_by_the_seed():
     assert shuffled([], 3) == [] and shuffled(["only"], 3) == ["only"]
 
 
-def test_a_cold_agent_starts_without_the_costly_modules():
+def test_a_cold_agent_starts_without_the_costly_modules(harness_parent):
     """Every module named here costs milliseconds inside bwrap (they pull in enum and
     re), which a one-run sandbox pays before the candidate runs."""
     probe = "import sys, harness.agent; print(' '.join(sorted(sys.modules)))"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HARNESS_PARENT), "HARNESS_WARM": "0"}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(harness_parent), "HARNESS_WARM": "0"}
     out = subprocess.run(
         ["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", probe], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
@@ -164,11 +175,11 @@ print(json.dumps({"fds": [before[0], after[0]], "new_modules": sorted(set(after[
 """
 
 
-def test_the_rehearsal_leaves_nothing_behind(tmp_path):
+def test_the_rehearsal_leaves_nothing_behind(tmp_path, harness_parent):
     """A spare walks a run's path before its run (agent.rehearse_solution), stopping
     where the run's order finds it: no descriptor, module, object or cycle may outlive
     the walk, whole or stopped, or a candidate would find what no fresh process holds."""
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(HARNESS_PARENT), "HARNESS_SCRATCH": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(harness_parent), "HARNESS_SCRATCH": str(tmp_path)}
     completed = subprocess.run(["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", REHEARSAL], env=env,
                                capture_output=True, text=True, check=False)  # fmt: skip
     assert completed.returncode == 0, completed.stderr[-2000:]

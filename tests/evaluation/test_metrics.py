@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from evaluation.metrics import (
+from evaluation.sandbox.types import Status
+from evaluation.verification.figures import (
     Outcome,
     adversarial_pass_rate,
     excluded_sandbox_errors,
@@ -25,7 +26,6 @@ from evaluation.metrics import (
     surviving_mutants,
     wilson_interval,
 )
-from evaluation.sandbox.types import Status
 
 TIME_LIMIT_S = 2.0
 

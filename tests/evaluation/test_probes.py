@@ -14,10 +14,10 @@ from dataclasses import replace
 
 import pytest
 
-from evaluation.probes import STDIO_INAPPLICABLE, given_helpers, probes_for
-from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
+from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import Status
+from evaluation.verification.probes import STDIO_INAPPLICABLE, given_helpers, probes_for
 from tasks_app.catalogue import catalogue_load
 from tasks_app.models import TaskVersion
 from tests.evaluation.conftest import needs_bwrap

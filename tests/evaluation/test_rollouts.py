@@ -9,11 +9,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from evaluation.difficulty.fits import difficulty_bands, difficulty_fit_create
+from evaluation.difficulty.rollouts import samples_ingest, upload_run_inline
 from evaluation.difficulty.samples import SamplesError
+from evaluation.difficulty.selectors import attempt_counts, pass_at_k_rows
 from evaluation.models import Attempt, DifficultyFit, SampleUpload, Solver
-from evaluation.selectors import attempt_counts, pass_at_k_rows
-from evaluation.services.difficulty import difficulty_bands, difficulty_fit_create
-from evaluation.services.rollouts import samples_ingest, upload_run_inline
 from tests.factories import make_task
 
 from .conftest import needs_bwrap
@@ -158,8 +158,8 @@ def test_the_commands_ingest_run_and_fit(tasks, tmp_path, capsys):
 
 
 def test_bands_become_flags_that_say_why_and_the_next_fit_replaces_them(tasks, settings):
+    from evaluation.difficulty.fits import _flag_bands
     from evaluation.models import TaskFlag
-    from evaluation.services.difficulty import _flag_bands
 
     settings.DIFFICULTY = {**settings.DIFFICULTY, "TARGET_SOLVER": "mid"}
     fit = DifficultyFit.objects.create(

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.urls import reverse
 
+from evaluation.difficulty.fits import difficulty_fit_create
 from evaluation.models import Attempt, SampleUpload
-from evaluation.services.difficulty import difficulty_fit_create
 from tests.factories import UserFactory, make_task
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,8 @@ from django.urls import reverse
 from evaluation.models import VerificationState
 from evaluation.sandbox import engine
 from evaluation.sandbox.types import Limits, RunRequest, Status
-from evaluation.services import VerifyConfig, verification_run_inline
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.pipeline import verification_run_inline
 from tasks_app.models import State
 from tasks_app.services import task_submit
 from tests.factories import make_task

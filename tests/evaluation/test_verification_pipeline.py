@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
-from evaluation.services import VerifyConfig, execution_run, verification_plan, verification_run_inline
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.pipeline import execution_run, verification_plan, verification_run_inline
 from tasks_app.models import State
 from tasks_app.services import task_submit
 from tests.factories import make_task
@@ -149,7 +150,7 @@ def test_a_verification_stuck_past_its_deadline_is_reaped_and_resumed(curator):
 
     from django.utils import timezone
 
-    from evaluation.services import verifications_reap
+    from evaluation.verification.pipeline import verifications_reap
 
     task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="stuck")
     verification, todo = verification_plan(version=task.latest_version, config=SMALL)
@@ -206,7 +207,7 @@ def test_an_execution_is_recorded_and_counted_once_when_two_workers_finish_it(cu
     as plain SQL reads back through the ORM as the ORM would have stored it."""
     from django.utils import timezone
 
-    from evaluation.services import execution_rows
+    from evaluation.verification import execution_rows
 
     task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="twice")
     verification, todo = verification_plan(version=task.latest_version, config=SMALL)
@@ -227,7 +228,7 @@ def test_an_execution_is_recorded_and_counted_once_when_two_workers_finish_it(cu
 
     # A worker killed between recording and counting leaves progress short; the reaper recounts.
     Verification.objects.filter(pk=verification.pk).update(done=0, deadline_at=timezone.now())
-    from evaluation.services import verifications_reap
+    from evaluation.verification.pipeline import verifications_reap
 
     verifications_reap()
     verification.refresh_from_db()

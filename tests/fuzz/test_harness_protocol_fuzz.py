@@ -23,7 +23,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from evaluation.harness import codec, lite, names, protocol
+from evaluation.sandbox.harness import codec, lite, names, protocol
 from tests.fuzz.conftest import fuzz_settings
 
 PROTOCOL_ERRORS = (protocol.ChannelClosed, protocol.ChannelCorrupt, protocol.ChannelTimeout)

@@ -18,8 +18,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from evaluation.difficulty.selectors import difficulty_table
 from evaluation.models import Flag, TaskFlag, Verification
-from evaluation.selectors import difficulty_table
 from tasks_app.errors import NotFound, ValidationFailed
 from tasks_app.models import State, Task
 from trainer_bridge.criteria import PoolCriteria

@@ -25,7 +25,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from evaluation.requests import run_request_for
+from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.models import TaskVersion
 from tasks_app.raw_rows import hot_cursor, one_of
@@ -157,7 +157,8 @@ def reward_items_run(*, item_ids: list[int], worker: str | None = None) -> int:
     round's verdicts as they come; items that found every sandbox busy go back to
     pending for the task's retry. Should anything still escape (the database gone),
     the items not yet written go back to pending rather than wait out a stale claim."""
-    from evaluation.services.verification import SandboxUnavailable, worker_name
+    from evaluation.sandbox.errors import SandboxUnavailable
+    from evaluation.sandbox.worker_names import worker_name
 
     me = worker or worker_name()
     items = _claim(item_ids, worker=me, now=timezone.now())

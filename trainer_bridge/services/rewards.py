@@ -27,7 +27,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from evaluation.difficulty.samples import with_prompt
-from evaluation.services.verification import FINAL
+from evaluation.sandbox.types import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
 from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, hot_cursor, instance_from_row, one_of

@@ -7,7 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.services.difficulty import difficulty_bands, difficulty_fit_create, target_ability
+from evaluation.difficulty.ability import target_ability
+from evaluation.difficulty.fits import difficulty_bands, difficulty_fit_create
 
 
 class Command(BaseCommand):

@@ -12,9 +12,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from evaluation import audit
-from evaluation.services import verifications_run
-from evaluation.services.config import VerifyConfig
+from evaluation.verification import audit
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.pipeline import verifications_run
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.difficulty.rollouts import samples_ingest, upload_run_inline, upload_todo
 from evaluation.difficulty.samples import SamplesError
 from evaluation.management.progress import progress_bar
-from evaluation.services.rollouts import samples_ingest, upload_run_inline, upload_todo
 
 
 class Command(BaseCommand):
@@ -53,8 +53,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Enqueued {len(todo)} attempt(s); difficulty is refitted when they have run.")
 
     def run_here(self, upload: Any, workers: int) -> None:
+        from evaluation.difficulty.fits import difficulty_fit_create
         from evaluation.sandbox.engine import get_pool
-        from evaluation.services.difficulty import difficulty_fit_create
 
         upload = upload_run_inline(upload=upload, workers=workers or get_pool().size, progress=self.progress)
         errors = upload.attempts.filter(status="sandbox_error").count()

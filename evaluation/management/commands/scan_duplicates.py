@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.duplicates import CODE_THRESHOLD, STATEMENT_THRESHOLD
-from evaluation.services.duplicates import duplicates_scan
+from evaluation.difficulty.duplicate_scan import duplicates_scan
+from evaluation.difficulty.duplicates import CODE_THRESHOLD, STATEMENT_THRESHOLD
 
 
 class Command(BaseCommand):

@@ -10,9 +10,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.management.progress import progress_bar
 from evaluation.models import Verification, VerificationState
-from evaluation.selectors import versions_to_verify
-from evaluation.services import verification_plan, verifications_run
-from evaluation.services.config import VerifyConfig
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.pipeline import verification_plan, verifications_run
+from evaluation.verification.selectors import versions_to_verify
 
 
 class Command(BaseCommand):

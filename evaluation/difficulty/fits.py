@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 from typing import Any
 
 from django.utils import timezone
 
+from evaluation.difficulty.ability import MIN_MEASURED_ATTEMPTS, target_ability
 from evaluation.difficulty.irt import TOO_EASY, TOO_HARD, Cell, band_of, fit_1pl
 from evaluation.difficulty.predict import TaskFeatures, predict_difficulty
+from evaluation.difficulty.selectors import attempt_counts
 from evaluation.models import DifficultyFit
-from evaluation.selectors import attempt_counts
 
 # Below this a fit's figures mean nothing (one task has no difficulty relative to anything).
 MIN_FIT_TASKS = 2
@@ -120,11 +120,6 @@ def _flag_bands(fit: DifficultyFit) -> None:
         TaskFlag.objects.bulk_create(flags)
 
 
-# A task's difficulty is shown as measured once this many attempts went into it;
-# with fewer (or none) the predictor's figure is shown, marked as predicted.
-MIN_MEASURED_ATTEMPTS = 5
-
-
 def _task_features() -> list[TaskFeatures]:
     """What the predictor may use of every task in the catalogue (retired ones left out)."""
     from tasks_app.models import State, Task
@@ -155,18 +150,6 @@ def _task_features() -> list[TaskFeatures]:
             )
         )
     return features
-
-
-def target_ability(fit: DifficultyFit, solver: str | None = None) -> tuple[float, str]:
-    """The ability bands are read against: the named solver's, else the median
-    solver's. Returns (ability, what it is)."""
-    if solver:
-        if solver not in fit.abilities:
-            raise ValueError(f"solver {solver!r} is not in fit {fit.pk}; it has {', '.join(sorted(fit.abilities))}")
-        return float(fit.abilities[solver]["value"]), f"solver {solver}"
-    if not fit.abilities:
-        raise ValueError(f"fit {fit.pk} has no solvers")
-    return statistics.median(float(a["value"]) for a in fit.abilities.values()), "the median solver"
 
 
 def difficulty_bands(fit: DifficultyFit, *, solver: str | None = None) -> dict[str, dict[str, Any]]:

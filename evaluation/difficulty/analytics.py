@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 from django.db.models import F, QuerySet
 
+from evaluation.difficulty.selectors import difficulty_table
 from evaluation.models import Execution, Flag, TaskFlag, Verification
-from evaluation.selectors import difficulty_table
 from tasks_app.models import State, Task
 
 FUNNEL = [State.DRAFT, State.SUBMITTED, State.VERIFIED, State.FLAGGED, State.APPROVED, State.REJECTED, State.RETIRED]

@@ -1,107 +1,14 @@
-"""Reads of the verification pipeline (DESIGN.md: services and selectors)."""
+"""Reads of what the rollouts say: attempts, pass@k, the latest difficulty fit, the
+catalogue's spread over bands and the near-duplicate pairs (DESIGN.md: services and
+selectors)."""
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count
 
-from evaluation.models import MutantEquivalence, Verification, VerificationState
-from tasks_app.models import State, Task, TaskVersion
-
-
-def versions_to_verify(*, everything: bool = False, slug: str = "", tag: str = "") -> QuerySet[TaskVersion]:
-    """The latest version of each selected task (retired tasks left out)."""
-    tasks = Task.objects.exclude(state=State.RETIRED).exclude(latest_version=None)
-    if slug:
-        tasks = tasks.filter(slug=slug)
-    elif tag:
-        tasks = tasks.filter(tags__name=tag)
-    elif not everything:
-        return TaskVersion.objects.none()
-    ids = tasks.values_list("latest_version_id", flat=True)
-    return TaskVersion.objects.filter(pk__in=ids).select_related("task").order_by("task__slug")
-
-
-def latest_verification(version: TaskVersion) -> Verification | None:
-    return version.verifications.order_by("-created_at").first()
-
-
-def finished_verifications(versions: QuerySet[TaskVersion]) -> list[Verification]:
-    """For each version, its newest finished verification (one query)."""
-    rows = (
-        Verification.objects.filter(version__in=versions, state=VerificationState.DONE)
-        .select_related("version__task")
-        .prefetch_related("flags")
-        .order_by("version__task__slug", "version_id", "-finished_at")
-    )
-    seen: set[int] = set()
-    newest = []
-    for verification in rows:
-        if verification.version_id not in seen:
-            seen.add(verification.version_id)
-            newest.append(verification)
-    return newest
-
-
-FINAL_STATUSES = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "sandbox_error")
-METRIC_ROWS = (
-    ("false_negative_rate", "Reference false-negative rate", "reference runs that failed"),
-    ("flake_rate", "Flake rate", "solutions whose verdict changed between repeats"),
-    ("adversarial_pass_rate", "Adversarial pass rate", "runs of known-wrong solutions that passed"),
-    ("mutation_score", "Mutation score", "mutants killed (equivalent ones left out)"),
-    ("known_wrong_pass_rate", "Wrong programs passing", "adversarial, mutant and probe runs that passed"),
-)
-
-
-def verification_report(verification: Verification, *, role: str = "", status: str = "") -> dict[str, Any]:
-    """What the report page shows: metrics with intervals, flags, surviving mutants
-    with their diffs, probe outcomes, and the runs (filtered by role and status)."""
-    summary = verification.summary or {}
-    metrics_rows = [
-        {"key": key, "label": label, "means": means, **(summary.get(key) or {})}
-        for key, label, means in METRIC_ROWS
-        if summary.get(key)
-    ]
-    executions = verification.executions.all()
-    reference = verification.version.solutions.filter(role="reference").order_by("label").first()
-    survivors = set(summary.get("surviving_mutants") or [])
-    equivalent = set(
-        MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
-    )
-    mutants = [
-        {
-            "execution": e,
-            "diff": _diff(reference.code if reference else "", e.code),
-            "equivalent": e.subject in equivalent,
-        }
-        for e in executions.filter(role="mutant", subject__in=survivors | equivalent).order_by("subject")
-    ]
-    runs = executions.defer("code")
-    if role:
-        runs = runs.filter(role=role)
-    if status in FINAL_STATUSES or status in ("pending", "running"):
-        runs = runs.filter(status=status)
-    return {
-        "summary": summary,
-        "metric_rows": metrics_rows,
-        "noise": summary.get("reward_noise"),
-        "runtime": summary.get("runtime"),
-        "flags": list(verification.flags.all()),
-        "mutants": mutants,
-        "probes": list(executions.filter(role="probe").defer("code").order_by("subject")),
-        "runs": list(runs.order_by("role", "subject", "repeat")[:500]),
-        "status_counts": dict(executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")),
-    }
-
-
-def _diff(reference: str, mutant: str) -> str:
-    lines = difflib.unified_diff(reference.splitlines(True), mutant.splitlines(True), "reference.py", "mutant.py")
-    return "".join(lines)
-
-
-# -- rollouts and difficulty ---------------------------------------------------------------
+from tasks_app.models import State, Task
 
 COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded")
 
@@ -148,8 +55,8 @@ def difficulty_table(*, solver: str | None = None, fit: Any = None) -> dict[str,
     against the target solver; None before the first fit."""
     import math
 
+    from evaluation.difficulty.ability import MIN_MEASURED_ATTEMPTS, target_ability
     from evaluation.difficulty.irt import band_of
-    from evaluation.services.difficulty import MIN_MEASURED_ATTEMPTS, target_ability
 
     fit = fit or latest_fit()
     if fit is None:

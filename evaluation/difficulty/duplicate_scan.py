@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
-from evaluation.duplicates import CODE_THRESHOLD, STATEMENT_THRESHOLD, Item, find_duplicates
+from evaluation.difficulty.duplicates import CODE_THRESHOLD, STATEMENT_THRESHOLD, Item, find_duplicates
 from evaluation.models import TaskFlag
 from tasks_app.models import State, Task
 

@@ -9,7 +9,6 @@ is claimed the same way so it happens once.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import replace
 from datetime import timedelta
 from threading import Lock
@@ -20,32 +19,20 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from evaluation import metrics, mutation, probes
 from evaluation.models import Execution, Flag, MutantEquivalence, Verification, VerificationState
-from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
-from evaluation.sandbox.errors import PoolBusy
-from evaluation.sandbox.types import Status
-from evaluation.services import execution_rows
-from evaluation.services.config import VerifyConfig, code_digest, execution_key
-from evaluation.services.flags import flags_for
+from evaluation.sandbox.errors import PoolBusy, SandboxUnavailable
+from evaluation.sandbox.run_requests import run_request_for
+from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, Status
+from evaluation.sandbox.worker_names import worker_name
+from evaluation.verification import execution_rows, figures, mutation, probes
+from evaluation.verification.config import VerifyConfig, code_digest, execution_key
+from evaluation.verification.flags import flags_for
 from tasks_app.models import State, TaskVersion
 from tasks_app.services import task_transition
 
-FINAL = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "sandbox_error")
 # An execution "running" for longer than its limit plus this was lost with its worker.
 STALE_AFTER_S = 120.0
-OUTPUT_KEPT = 4000
-
-
-class SandboxUnavailable(Exception):
-    """The sandbox could not run an execution (busy pool, backend down): retry later."""
-
-
-def worker_name() -> str:
-    import os
-
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 # -- planning ---------------------------------------------------------------------------------
@@ -339,12 +326,12 @@ def _recount_progress(verification_id: int) -> None:
 # -- finishing --------------------------------------------------------------------------------
 
 
-def outcomes_of(verification: Verification) -> list[metrics.Outcome]:
+def outcomes_of(verification: Verification) -> list[figures.Outcome]:
     equivalent = set(
         MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
     )
     return [
-        metrics.Outcome(
+        figures.Outcome(
             role=role,
             subject=subject,
             repeat=repeat,
@@ -392,7 +379,7 @@ def verification_finish(*, verification_id: int) -> Verification:
         verification.refresh_from_db()
         return verification
     version = verification.version
-    summary = metrics.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
+    summary = figures.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
     summary["broken_setup"] = broken_setup(verification)
     found = flags_for(summary, version=version)
     verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"
@@ -489,7 +476,7 @@ def verifications_run(
     """
     import time
 
-    from evaluation.services.threads import run_on_threads
+    from evaluation.verification.threads import run_on_threads
 
     clock = [time.perf_counter()]
 

@@ -14,14 +14,26 @@ from django.conf import settings
 
 from evaluation.sandbox.harness_files import harness_version
 
-EVALUATION_DIR = Path(__file__).resolve().parent.parent
+VERIFICATION_DIR = Path(__file__).resolve().parent
 
 
 @lru_cache(maxsize=4)
-def _file_version(name: str) -> str:
-    """SHA-256 of one of our modules: a new mutation engine or probe library is a
-    new configuration, so its verifications are run afresh, never mixed."""
-    return hashlib.sha256((EVALUATION_DIR / name).read_bytes()).hexdigest()
+def _source_version(name: str) -> str:
+    """SHA-256 of one of our modules or packages (every file in it, by relative path):
+    a new mutation engine or probe library is a new configuration, so its
+    verifications are run afresh, never mixed."""
+    module = VERIFICATION_DIR / f"{name}.py"
+    digest = hashlib.sha256()
+    if module.is_file():
+        digest.update(module.read_bytes())
+        return digest.hexdigest()
+    package = VERIFICATION_DIR / name
+    files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    if not files:
+        raise FileNotFoundError(f"{package} is neither a module nor a package of evaluation.verification")
+    for path in files:
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -61,8 +73,8 @@ class VerifyConfig:
         return {
             **asdict(self),
             "harness": harness_version(),
-            "mutation_engine": _file_version("mutation.py"),
-            "probe_library": _file_version("probes.py"),
+            "mutation_engine": _source_version("mutation"),
+            "probe_library": _source_version("probes"),
         }
 
     def hash(self) -> str:

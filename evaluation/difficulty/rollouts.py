@@ -27,12 +27,12 @@ from evaluation.difficulty.samples import (
     with_prompt,
 )
 from evaluation.models import Attempt, SampleUpload, Solver
-from evaluation.requests import run_request_for
 from evaluation.sandbox import engine
-from evaluation.sandbox.errors import PoolBusy
-from evaluation.sandbox.types import Status
-from evaluation.services.config import code_digest
-from evaluation.services.verification import OUTPUT_KEPT, SandboxUnavailable, worker_name
+from evaluation.sandbox.errors import PoolBusy, SandboxUnavailable
+from evaluation.sandbox.run_requests import run_request_for
+from evaluation.sandbox.types import OUTPUT_KEPT, Status
+from evaluation.sandbox.worker_names import worker_name
+from evaluation.verification.config import code_digest
 from tasks_app.importers.records import slugify
 from tasks_app.models import Task
 
@@ -187,7 +187,7 @@ def upload_finish(*, upload_id: int) -> bool:
 
 def upload_run_inline(*, upload: SampleUpload, workers: int = 2, progress: Any = None) -> SampleUpload:
     """Every attempt of an upload, run here on the sandbox pool (no broker)."""
-    from evaluation.services.threads import run_on_threads
+    from evaluation.verification.threads import run_on_threads
 
     def one(attempt_id: int) -> None:
         try:

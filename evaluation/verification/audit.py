@@ -26,10 +26,10 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.test.utils import override_settings
 
-from evaluation import metrics
 from evaluation.models import Execution, Flag, Verification, VerificationState
-from evaluation.services import verification as verification_service
-from evaluation.services.flags import count_checks, thresholds
+from evaluation.verification import figures
+from evaluation.verification import pipeline as verification_service
+from evaluation.verification.flags import count_checks, thresholds
 from tasks_app import datasets
 from tasks_app.importers import tasks_import
 from tasks_app.models import State, Task, TaskVersion
@@ -235,7 +235,7 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
     failing_statuses: dict[int, Counter[str]] = defaultdict(Counter)
     for vid, status in (
         Execution.objects.filter(verification_id__in=done_ids, role="reference")
-        .exclude(status__in=(metrics.PASSED, metrics.SANDBOX_ERROR))
+        .exclude(status__in=(figures.PASSED, figures.SANDBOX_ERROR))
         .values_list("verification_id", "status")
     ):
         failing_statuses[vid][status] += 1
@@ -307,9 +307,9 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
         "verification_id", "subject", "status"
     ):
         probe_statuses[subject][status] += 1
-        if status != metrics.SANDBOX_ERROR:
+        if status != figures.SANDBOX_ERROR:
             probe_ran[subject].add(vid)
-        if status == metrics.PASSED:
+        if status == figures.PASSED:
             probe_passed[subject].add(vid)
     probes = [
         {
@@ -370,7 +370,7 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
         "reference": {
             "failed": ref_failed,
             "runs": ref_runs,
-            "failure_rate": metrics.rate(ref_failed, ref_runs).as_dict(),
+            "failure_rate": figures.rate(ref_failed, ref_runs).as_dict(),
             "tasks_failing": reference_failures,
         },
         "flaky": {"tasks": flaky, "judged": flake_judged},
@@ -384,7 +384,7 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
             "killed": killed_total,
             "counted": counted_total,
             "surviving": counted_total - killed_total,
-            "pooled": metrics.rate(killed_total, counted_total).as_dict(),
+            "pooled": figures.rate(killed_total, counted_total).as_dict(),
             "statuses": dict(sorted(mutant_statuses.items())),
             "weak_below": thresholds()["WEAK_TESTS_BELOW"],
         },
@@ -427,7 +427,7 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
             "span_s": span_s,
             "executions": total_executions,
             "per_s": total_executions / span_s if span_s else None,
-            "by_role": {role: by_role[role] for role in metrics.ROLES if role in by_role},
+            "by_role": {role: by_role[role] for role in figures.ROLES if role in by_role},
             "statuses": dict(sorted(statuses.items())),
             "sandbox_errors_excluded": sum(s.get("excluded_sandbox_errors", 0) for s in summaries.values()),
             "reference_p50_median": statistics.median(p50s) if p50s else None,

@@ -18,7 +18,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluation.duplicates import CODE_THRESHOLD, STATEMENT_THRESHOLD, Item, bound_names, find_duplicates, rename
+from evaluation.difficulty.duplicates import (
+    CODE_THRESHOLD,
+    STATEMENT_THRESHOLD,
+    Item,
+    bound_names,
+    find_duplicates,
+    rename,
+)
 
 SYNONYMS = {
     "return": "give back", "returns": "gives back", "given": "provided", "list": "sequence",
