@@ -31,7 +31,6 @@ def harness_parent(tmp_path_factory):
     return parent
 
 
-
 def _value(rng: random.Random, depth: int = 0):
     kind = rng.randrange(9 if depth < 4 else 6)
     if kind == 0:
