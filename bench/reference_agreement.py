@@ -18,7 +18,7 @@ compared with a dict, a test using a module only the solution imports, setup tha
 builds the candidate's nodes, standard-library values). Each BOUNDARY task also has
 a wrong twin, which must fail in both.
 
-Held-out hacks: every reward-hacking probe of evaluation/verification/probes.py, run against
+Held-out hacks: every reward-hacking probe of evaluation/verification/probes/, run against
 every task through the judge only (never in a plain process: they are hostile),
 must fail. The figures: humaneval_rejected, catalogue_rejected, boundary_rejected
 (goal 0 each), probe_passes (goal 0, listed by probe in probe_passes_by_probe),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -17,7 +18,8 @@ import pytest
 from evaluation.sandbox import engine
 from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import Status
-from evaluation.verification.probes import STDIO_INAPPLICABLE, given_helpers, probes_for
+from evaluation.verification import config
+from evaluation.verification.probes import STDIO_INAPPLICABLE, given_helpers, probes_for, render
 from tasks_app.catalogue import catalogue_load
 from tasks_app.models import TaskVersion
 from tests.evaluation.conftest import needs_bwrap
@@ -205,3 +207,32 @@ def test_helpers_the_starter_code_gives_are_rewritten_by_two_probes():
         assert "def poly(" in found[name].code and "def find_zero(" in found[name].code
     plain = probes_for(suite_kind="check_function", entry_point="find_zero", visible_tests=[])
     assert not {"rewrite_helpers_to_zero", "rewrite_helpers_to_identity"} & {p.name for p in plain}
+
+
+def test_every_template_file_is_used_by_some_probe(monkeypatch):
+    used = set()
+    real = render.template
+
+    def recording(name):
+        used.add(name)
+        return real(name)
+
+    monkeypatch.setattr(render, "template", recording)
+    for kind in SUITES:
+        probes(kind)
+    on_disk = {str(p.relative_to(render.TEMPLATES)).removesuffix(".py.tmpl") for p in render.TEMPLATES.rglob("*.tmpl")}
+    assert used == on_disk
+
+
+def test_the_probe_templates_are_part_of_the_configuration_hash(tmp_path, monkeypatch):
+    shutil.copytree(config.VERIFICATION_DIR / "probes", tmp_path / "probes")
+    monkeypatch.setattr(config, "VERIFICATION_DIR", tmp_path)
+    config._source_version.cache_clear()
+    try:
+        before = config._source_version("probes")
+        template = tmp_path / "probes" / "templates" / "call" / "exit_at_import.py.tmpl"
+        template.write_text(template.read_text() + "# edited\n")
+        config._source_version.cache_clear()
+        assert config._source_version("probes") != before
+    finally:
+        config._source_version.cache_clear()
