@@ -75,7 +75,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "states": State.values,
         "tags": Tag.objects.order_by("name").values_list("name", flat=True),
     }
-    return render(request, "evaluation/difficulty/analytics.html", context)
+    return render(request, "evaluation/analytics.html", context)
 
 
 @login_required

@@ -73,7 +73,7 @@ class VerifyConfig:
         return {
             **asdict(self),
             "harness": harness_version(),
-            "mutation_engine": _source_version("mutation"),
+            "mutation_engine": _source_version("mutants"),
             "probe_library": _source_version("probes"),
         }
 

@@ -25,7 +25,7 @@ from evaluation.sandbox.errors import PoolBusy, SandboxUnavailable
 from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, Status
 from evaluation.sandbox.worker_names import worker_name
-from evaluation.verification import execution_rows, figures, mutation, probes
+from evaluation.verification import execution_rows, figures, mutants, probes
 from evaluation.verification.config import VerifyConfig, code_digest, execution_key
 from evaluation.verification.flags import flags_for
 from tasks_app.models import State, TaskVersion
@@ -56,7 +56,7 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
             )
     references = [s for s in solutions if s.role == "reference"]
     if references and config.mutants:
-        for mutant in mutation.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
+        for mutant in mutants.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
             items.append(
                 {
                     "role": "mutant",

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import pytest
 
-from evaluation.verification.mutation import FAMILIES, Mutant, generate_mutants
+from evaluation.verification.mutants import FAMILIES, Mutant, generate_mutants
 from tasks_app.datasets import humaneval_path
 
 DATASET = humaneval_path()

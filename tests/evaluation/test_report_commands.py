@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation.models import Execution, Flag, Verification, VerificationState
-from evaluation.verification.audit import ROW_FIELDS
+from evaluation.verification.audit.rows import ROW_FIELDS
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.pipeline import verification_run_inline
 from tasks_app.models import State, Task

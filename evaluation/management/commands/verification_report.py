@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.verification.audit import LIST_FIELDS, ROW_FIELDS, verification_rows
+from evaluation.verification.audit.rows import LIST_FIELDS, ROW_FIELDS, verification_rows
 from evaluation.verification.selectors import finished_verifications, versions_to_verify
 
 FORMATS = ("json", "csv")

@@ -1,0 +1,24 @@
+"""AST mutation engine for Python reference solutions.
+
+A mutant is the reference with exactly one small change (a flipped comparison, a
+dropped statement, ...). A test suite that still passes on a mutant cannot tell
+that change from the reference, so mutants measure how much a task's tests pin
+down. Mutants are spliced into the reference text where possible, so a curator's
+diff shows the one changed line, not a reformatted file.
+
+- `record`: the `Mutant` a caller gets back, and its diff;
+- `sites`: the walk over the reference's tree and the places a change can go;
+- `operators`: the families of changes (comparison, arithmetic, boolean, ...);
+- `transforms`: what each change does to its copy of the target node;
+- `builder`: one site applied to the reference, spliced into its text and checked;
+- `generation`: `generate_mutants`, the entry point, which picks sites fairly.
+
+The verification configuration hashes every file of this package
+(`config._source_version("mutants")`): a change here is a new configuration.
+"""
+
+from evaluation.verification.mutants.generation import generate_mutants
+from evaluation.verification.mutants.operators import FAMILIES
+from evaluation.verification.mutants.record import Mutant
+
+__all__ = ["FAMILIES", "Mutant", "generate_mutants"]
