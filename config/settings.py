@@ -221,8 +221,8 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
         (_celery_dir / sub).mkdir(parents=True, exist_ok=True)
-    # kombu's, with messages renamed into place whole (config/filesystem_broker.py).
-    CELERY_BROKER_TRANSPORT = "config.filesystem_broker:Transport"
+    # kombu's, with messages renamed into place whole (config/kombu_internals.py).
+    CELERY_BROKER_TRANSPORT = "config.kombu_internals:FilesystemTransport"
     if env_int("CELERY_FILESYSTEM_POLL_MS", 10) < 1:
         raise ImproperlyConfigured("CELERY_FILESYSTEM_POLL_MS must be at least 1 (0 would spin a core)")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -240,7 +240,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     if CELERY_BROKER_URL.startswith("redis://"):
-        CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, with one client a pool (config/broker.py)
+        # kombu's, with one client a pool (config/kombu_internals.py).
+        CELERY_BROKER_TRANSPORT = "config.kombu_internals:RedisTransport"
     # Above the longest sandbox run, so a slow task is not redelivered mid-run.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),

@@ -1,5 +1,5 @@
 """How many messages wait in the broker's queues: for the reaper, which must tell a
-backlog from a loss, and for /metrics (config/ops/metrics.py). Read from the broker's
+backlog from a loss, and for /metrics (config/ops/prometheus.py). Read from the broker's
 own storage, for the two brokers the platform runs on (Redis, kombu's filesystem one)."""
 
 from __future__ import annotations

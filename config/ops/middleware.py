@@ -17,7 +17,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from config.ops import views
-from config.ops.metrics import observe_request
+from config.ops.prometheus import observe_request
 
 ENDPOINTS: dict[str, tuple[str, Callable[[HttpRequest], HttpResponse]]] = {
     "/livez": ("livez", views.livez),

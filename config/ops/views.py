@@ -1,4 +1,4 @@
-"""Thin views over config/ops/health.py and config/ops/metrics.py."""
+"""Thin views over config/ops/health.py and config/ops/prometheus.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from config.ops import health
-from config.ops import metrics as ops_metrics
+from config.ops import health, prometheus
 from tasks_app.api.errors import error_body
 
 
@@ -34,7 +33,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
         return refusal
     # The classic text format (0.0.4), which every Prometheus version reads; the names
     # here need none of the newer format's escaping.
-    return HttpResponse(ops_metrics.render(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+    return HttpResponse(prometheus.render(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 
 def metrics_refusal(request: HttpRequest) -> HttpResponse | None:

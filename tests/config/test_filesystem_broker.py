@@ -1,4 +1,4 @@
-"""The embedded broker's transport (config/filesystem_broker.py): a consumer never
+"""The embedded broker's transport (config/kombu_internals.py FilesystemTransport): a consumer never
 takes a message that is still being written, and a file that is not a message is
 left out, not the death of the worker.
 
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from kombu import Connection
 
-from config.filesystem_broker import Transport
+from config.kombu_internals import FilesystemTransport as Transport
 
 QUEUE = "sandbox"
 
@@ -82,7 +82,7 @@ def test_messages_are_taken_in_the_order_they_were_sent_whatever_the_clocks_digi
     """kombu names a message by the milliseconds of a monotonic clock: unpadded, one sent
     at 9,999,999 ms sorted after one sent at 10,000,000 ms, and consumers take the
     smallest name first."""
-    import config.filesystem_broker as broker
+    import config.kombu_internals as broker
 
     publisher, consumer = _channel(tmp_path, Transport), _channel(tmp_path, Transport)
     for clock_s, body in ((9_999.999, "first"), (10_000.0, "second")):
@@ -96,4 +96,4 @@ def test_the_embedded_settings_choose_this_transport():
 
     if not str(settings.CELERY_BROKER_URL).startswith("filesystem://"):
         pytest.fail("this test reads the test run's own (embedded) settings: run it without CELERY_BROKER_URL")
-    assert settings.CELERY_BROKER_TRANSPORT == "config.filesystem_broker:Transport"
+    assert settings.CELERY_BROKER_TRANSPORT == "config.kombu_internals:FilesystemTransport"

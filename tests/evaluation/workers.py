@@ -234,9 +234,9 @@ def producer_on(app: Any, broker_url: str, transport_options: dict[str, Any]) ->
     app.conf.broker_url = broker_url
     app.conf.broker_transport_options = transport_options
     # The transport class settings.py chose for its own broker (the filesystem one's,
-    # config/filesystem_broker.py) would override the URL's scheme: follow the URL.
+    # config/kombu_internals.py) would override the URL's scheme: follow the URL.
     filesystem = broker_url.startswith("filesystem://")
-    app.conf.broker_transport = "config.filesystem_broker:Transport" if filesystem else None
+    app.conf.broker_transport = "config.kombu_internals:FilesystemTransport" if filesystem else None
     _drop_pools(app)
     try:
         yield app

@@ -1,4 +1,4 @@
-"""The Redis broker transport (config/broker.py): kombu's, with one redis-py client
+"""The Redis broker transport (config/kombu_internals.py RedisTransport): kombu's, with one redis-py client
 a pool instead of one a message, on a real Redis."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _round_trip(transport: str, count: int, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_messages_flow_and_are_acked_with_one_client_a_pool(clean_redis, monkeypatch):
-    received, built = _round_trip("config.broker:Transport", 30, monkeypatch)
+    received, built = _round_trip("config.kombu_internals:RedisTransport", 30, monkeypatch)
     assert received == list(range(30))
     assert built <= 4  # the publishing pool's, the consumer's event loop's, a spare: not one a message
     # Every message acked: kombu's bookkeeping of unacknowledged ones is empty.
@@ -59,7 +59,7 @@ def test_messages_flow_and_are_acked_with_one_client_a_pool(clean_redis, monkeyp
 
 
 def test_kombus_own_transport_builds_a_client_a_message(clean_redis, monkeypatch):
-    """What config/broker.py is for (if kombu stops doing this, the module can go)."""
+    """What RedisTransport (config/kombu_internals.py) is for (if kombu stops doing this, it can go)."""
     received, built = _round_trip("redis", 30, monkeypatch)
     assert received == list(range(30))
     assert built >= 60

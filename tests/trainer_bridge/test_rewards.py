@@ -14,7 +14,7 @@ from tasks_app.errors import Conflict, PermissionDenied, TooBusy, ValidationFail
 from tests.evaluation.conftest import needs_bwrap
 from tests.factories import make_task
 from trainer_bridge.models import RewardBatch, RewardItem
-from trainer_bridge.services import reward_runs, rewards
+from trainer_bridge.services import reward_rows, reward_runs, rewards
 from trainer_bridge.services.jobs import job_register
 from trainer_bridge.services.pools import pool_create, snapshot_create
 
@@ -214,8 +214,8 @@ def test_two_batches_counted_side_by_side_never_pass_the_limit_together(curator,
     settings.REWARD = {**rewards.options(), "MAX_IN_FLIGHT": 2}
     task = make_task(owner=curator)
     body = [{"version_hash": _hash(task), "completion": CORRECT}] * 2
-    insert = rewards._insert_batch
-    monkeypatch.setattr(rewards, "_insert_batch", lambda batch: (insert(batch), time.sleep(0.5)))
+    insert = reward_rows.reward_batch_insert
+    monkeypatch.setattr(reward_rows, "reward_batch_insert", lambda batch: (insert(batch), time.sleep(0.5)))
     outcomes: list[str] = []
     start = threading.Barrier(2)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
 from typing import Any
 
 from django.db import transaction
@@ -22,10 +21,10 @@ from django.utils import timezone
 from evaluation.models import Attempt, Solver
 from tasks_app.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import ApiToken
-from tasks_app.raw_rows import column_count, column_list, fetch_row, instance_from_row
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from tasks_app.services.tokens import api_token_create
-from trainer_bridge.models import REWARD_MODES, JobMetric, Pool, Snapshot, SnapshotMember, TrainingJob
+from trainer_bridge.models import REWARD_MODES, JobMetric, Snapshot, SnapshotMember, TrainingJob
+from trainer_bridge.services import reward_rows
 
 JOB_SCOPES = ["job", "export", "reward"]  # no "read"/"write": a job token reaches nothing else
 MAX_METRICS = 1000  # entries per post
@@ -47,29 +46,8 @@ def job_of_token(token: Any) -> TrainingJob | None:
     if not isinstance(token, ApiToken) or "job" not in token.scopes:
         return None  # only a job's own token holds the `job` scope: no query for the others
     if "_job" not in token.__dict__:
-        token._job = _job_with_snapshot(token.pk)
+        token._job = reward_rows.job_with_snapshot_by_token(token.pk)
     return token._job
-
-
-@cache
-def _job_statement() -> str:
-    """Written out once a process: a job's token asks for every reward batch with it,
-    and the ORM's select_related compiled afresh each time."""
-    jobs, snapshots, pools = TrainingJob._meta.db_table, Snapshot._meta.db_table, Pool._meta.db_table
-    return (f"SELECT {column_list(TrainingJob, 'j')}, {column_list(Snapshot, 's')}, {column_list(Pool, 'p')} "  # noqa: S608 - no user input in the SQL text
-            f"FROM {jobs} j JOIN {snapshots} s ON s.id = j.snapshot_id JOIN {pools} p ON p.id = s.pool_id "
-            "WHERE j.token_id = %s")  # fmt: skip
-
-
-def _job_with_snapshot(token_id: int) -> TrainingJob | None:
-    row = fetch_row(_job_statement(), [token_id])
-    if row is None:
-        return None
-    first, second = column_count(TrainingJob), column_count(TrainingJob) + column_count(Snapshot)
-    job = instance_from_row(TrainingJob, row[:first])
-    job.snapshot = instance_from_row(Snapshot, row[first:second])
-    job.snapshot.pool = instance_from_row(Pool, row[second:])
-    return job
 
 
 def readable_snapshot_ids(*, user: Any, token: Any, snapshots: list[Snapshot]) -> set[int]:

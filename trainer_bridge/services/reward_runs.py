@@ -12,7 +12,6 @@ it answers null, and each result says how many retries it needed.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -21,16 +20,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import Status
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import hot_cursor, one_of
 from trainer_bridge.models import RewardBatch, RewardItem
-from trainer_bridge.services import wakeups
+from trainer_bridge.services import reward_rows, wakeups
 from trainer_bridge.services.rewards import options
 
 log = logging.getLogger(__name__)
@@ -44,8 +41,9 @@ STDERR_KEPT = 2000  # characters of stderr kept for a solution that does not loa
 @dataclass(eq=False)
 class Claimed:
     """A completion this worker claimed, with what running it needs, then its verdict
-    (set by _verdict, written by _write_verdicts). Plain data: building a RewardItem
-    and its RewardBatch for each cost ~60 us of the worker's Python a completion."""
+    (set by _verdict, written by reward_rows.reward_verdicts_write). Plain data:
+    building a RewardItem and its RewardBatch for each cost ~60 us of the worker's
+    Python a completion."""
 
     pk: int
     index: int
@@ -67,19 +65,8 @@ class Claimed:
 def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[Claimed]:
     """Mark the items running and return those this call won (pending ones, or running
     ones whose worker has evidently died: claimed longer ago than any run can take),
-    with their batch's seed and reward mode and their version, in index order. One
-    statement: the batch's fields come back with each row."""
-    stale = now - STALE_CLAIM
-    table, batches = RewardItem._meta.db_table, RewardBatch._meta.db_table
-    among, ids = one_of("id", item_ids)
-    sql = (f"UPDATE {table} SET status = 'running', started_at = %s, worker = %s, tries = tries + 1 "  # noqa: S608 - no user input in the SQL text
-           f"WHERE {among} AND (status = 'pending' OR (status = 'running' AND started_at < %s)) "
-           f"RETURNING id, {connection.ops.quote_name('index')}, batch_id, version_id, code, "
-           f"(SELECT seed FROM {batches} b WHERE b.id = batch_id), "
-           f"(SELECT reward_mode FROM {batches} b WHERE b.id = batch_id)")  # fmt: skip
-    with hot_cursor() as cursor:
-        cursor.execute(sql, [now, worker, *ids, stale])
-        won = cursor.fetchall()
+    with their batch's seed and reward mode and their version, in index order."""
+    won = reward_rows.reward_items_claim(item_ids, worker=worker, now=now, stale=now - STALE_CLAIM)
     if not won:
         return []
     batch_key = RewardBatch._meta.pk.to_python
@@ -198,14 +185,14 @@ def _run_with_retries(items: list[Claimed], written: set[int]) -> list[int]:
                 continue
             _verdict_or_error(item, result, retries=retry)
             (again if item.status == Status.SANDBOX_ERROR and retry < retries else finished).append(item)
-        _write_verdicts(finished)
+        reward_rows.reward_verdicts_write(finished)
         written.update(item.pk for item in finished)
         if busy_now:
             _release(busy_now)
             written.update(busy_now)
             busy += busy_now
         batches = {item.batch_id for item in finished}
-        _finish_batches(batches)
+        reward_rows.reward_batches_finish(batches)
         for batch_id in batches:
             wakeups.notify(batch_id)
         if again:
@@ -256,49 +243,6 @@ def _release(pks: list[int]) -> None:
         RewardItem.objects.filter(pk__in=pks, status="running").update(status="pending", started_at=None)
 
 
-def _write_verdicts(items: list[Claimed]) -> None:
-    """One statement a row, sent together (executemany: psycopg pipelines them), in one
-    transaction. Django's bulk_update builds a CASE per column per row: ~3 ms of
-    Python a verdict, more than running most of them."""
-    if not items:
-        return
-    if connection.vendor == "postgresql":
-        _write_verdicts_postgresql(items)
-        return
-    ops = connection.ops
-    table = RewardItem._meta.db_table
-    sql = (f"UPDATE {table} SET status = %s, reward = %s, tests_passed = %s, tests_total = %s, "  # noqa: S608 - no user input in the SQL text
-           "result = %s, wall_s = %s, cpu_s = %s, finished_at = %s WHERE id = %s AND status = 'running'")  # fmt: skip
-    rows = [
-        (item.status, item.reward, item.tests_passed, item.tests_total, ops.adapt_json_value(item.result, None),
-         item.wall_s, item.cpu_s, ops.adapt_datetimefield_value(item.finished_at), item.pk)
-        for item in items
-    ]  # fmt: skip
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
-
-
-def _write_verdicts_postgresql(items: list[Claimed]) -> None:
-    """Every verdict of a chunk in one UPDATE ... FROM unnest(columns): one statement for
-    the server to run instead of one a row, with the same text and nine parameters
-    (one array a column) for any number of rows, so it stays prepared."""
-    table = RewardItem._meta.db_table
-    columns: list[list[Any]] = [[] for _ in range(9)]
-    for item in items:
-        row = (item.pk, item.status, item.reward, item.tests_passed, item.tests_total, json.dumps(item.result),
-               item.wall_s, item.cpu_s, item.finished_at)  # fmt: skip
-        for column, value in zip(columns, row, strict=True):
-            column.append(value)
-    sql = (f"UPDATE {table} AS r SET status = v.status, reward = v.reward, tests_passed = v.passed, "  # noqa: S608 - no user input in the SQL text
-           "tests_total = v.total, result = v.result, wall_s = v.wall_s, cpu_s = v.cpu_s, finished_at = v.finished "
-           "FROM unnest(%s::bigint[], %s::text[], %s::double precision[], %s::integer[], %s::integer[], %s::jsonb[], "
-           "%s::double precision[], %s::double precision[], %s::timestamptz[]) "
-           "AS v(id, status, reward, passed, total, result, wall_s, cpu_s, finished) "
-           "WHERE r.id = v.id AND r.status = 'running'")  # fmt: skip
-    with hot_cursor() as cursor:
-        cursor.execute(sql, columns)
-
-
 def _verdict(item: Claimed, result: Any) -> Claimed:
     """`item` with `result`'s verdict and reward set (not yet saved)."""
     tests = [{"name": t.name, "outcome": t.outcome, "message": t.message[:MESSAGE_KEPT],
@@ -325,22 +269,6 @@ def _verdict(item: Claimed, result: Any) -> Claimed:
     return item
 
 
-def _finish_batches(batch_ids: set[Any]) -> None:
-    """Mark finished the batches none of whose items still waits: one statement (written
-    out: the ORM spent ~1.5 ms compiling its Exists, a tenth of a chunk's bookkeeping)."""
-    if not batch_ids:
-        return
-    batches, items = RewardBatch._meta.db_table, RewardItem._meta.db_table
-    key = RewardBatch._meta.pk
-    among, ids = one_of("id", (key.get_db_prep_value(b, connection) for b in sorted(batch_ids, key=str)))
-    waiting = f"SELECT 1 FROM {items} i WHERE i.batch_id = {batches}.id AND i.finished_at IS NULL"  # noqa: S608 - no user input
-    sql = (f"UPDATE {batches} SET finished_at = %s WHERE {among} AND finished_at IS NULL "  # noqa: S608 - no user input
-           f"AND NOT EXISTS ({waiting})")  # fmt: skip
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with hot_cursor() as cursor:
-        cursor.execute(sql, [now, *ids])
-
-
 GIVE_UP_AFTER_S = 3600.0  # an item no worker finished within this long is given up (sandbox_error)
 
 
@@ -357,7 +285,7 @@ def rewards_reap(*, resend_after_s: float = 60.0) -> tuple[list[list[int]], int]
     batches = set(given_up.values_list("batch_id", flat=True))
     why = {"message": "no sandbox worker finished it within an hour", "tests": []}
     abandoned = given_up.update(status=str(Status.SANDBOX_ERROR), reward=None, finished_at=now, result=why)
-    _finish_batches(batches)
+    reward_rows.reward_batches_finish(batches)
     stale = now - STALE_CLAIM
     left = RewardItem.objects.filter(
         Q(status="pending", queued_at__lt=now - timedelta(seconds=resend_after_s))

@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
@@ -30,11 +30,10 @@ from evaluation.difficulty.samples import with_prompt
 from evaluation.sandbox.types import FINAL
 from tasks_app.errors import Conflict, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
-from tasks_app.raw_rows import column_list, fetch_row, fetch_rows, hot_cursor, instance_from_row, one_of
 from tasks_app.roles import CURATOR, REVIEWER, has_role
 from trainer_bridge.extraction import extract_code
 from trainer_bridge.models import REWARD_MODES, RewardBatch, RewardItem, SnapshotMember, TrainingJob
-from trainer_bridge.services import wakeups
+from trainer_bridge.services import reward_rows, wakeups
 
 FAILURES_SHOWN = 20
 _HASH_CHARS = set("0123456789abcdef")
@@ -133,26 +132,22 @@ def _versions(request: BatchRequest, job: TrainingJob | None, user: Any) -> dict
     A job's token may name its snapshot's versions only; a trainer (neither curator
     nor reviewer) those of the snapshots of jobs they registered."""
     wanted = sorted({c.version_hash for c in request.completions})
-    found = {v.content_hash: v for v in _versions_with_hashes(wanted)}
+    found = {v.content_hash: v for v in reward_rows.versions_with_hashes(wanted, _PREPARE_FIELDS)}
     errors = {f"completions[{n}].version_hash": ["No task version has this content hash."]
               for n, c in enumerate(request.completions) if c.version_hash not in found}  # fmt: skip
     if errors:
         raise ValidationFailed.naming(errors)
     if job is not None or not has_role(user, CURATOR, REVIEWER):
-        allowed = _in_job_snapshot(job, wanted) if job else _in_own_jobs_snapshots(user, wanted)
+        if job:
+            allowed = reward_rows.snapshot_hashes_held(job.snapshot_id, wanted)
+        else:
+            allowed = _in_own_jobs_snapshots(user, wanted)
         where = f"this job's snapshot {job.snapshot.hash[:12]}" if job else "a snapshot of a job you registered"
         outside = {f"completions[{n}].version_hash": [f"Not in {where}."]
                    for n, c in enumerate(request.completions) if c.version_hash not in allowed}  # fmt: skip
         if outside:
             raise PermissionDenied(f"Rewards are asked for on versions in {where} only.", details=outside)
     return found
-
-
-def _in_job_snapshot(job: TrainingJob, hashes: list[str]) -> set[str]:
-    """Which of `hashes` the job's snapshot holds (written out: asked on every batch)."""
-    among, params = one_of("content_hash", hashes)
-    sql = f"SELECT DISTINCT content_hash FROM {SnapshotMember._meta.db_table} WHERE snapshot_id = %s AND {among}"  # noqa: S608 - no user input in the SQL text
-    return {row[0] for row in fetch_rows(sql, [job.snapshot_id, *params])}
 
 
 def _in_own_jobs_snapshots(user: Any, hashes: list[str]) -> set[str]:
@@ -165,15 +160,6 @@ def _in_own_jobs_snapshots(user: Any, hashes: list[str]) -> set[str]:
 _PREPARE_FIELDS = ("id", "content_hash", "entry_point", "starter_code")
 
 
-def _versions_with_hashes(hashes: list[str]) -> list[TaskVersion]:
-    """A version for each of `hashes` that some version has (several versions may share
-    content: any will do, the same content runs the same). Written out: the queryset's
-    compilation cost more Python than the lookup."""
-    among, params = one_of("v.content_hash", hashes)
-    sql = f"SELECT {column_list(TaskVersion, 'v', _PREPARE_FIELDS)} FROM {TaskVersion._meta.db_table} v WHERE {among}"  # noqa: S608 - no user input in the SQL text
-    return [instance_from_row(TaskVersion, row, _PREPARE_FIELDS) for row in fetch_rows(sql, params)]
-
-
 def prepared_code(completion: str, version: TaskVersion) -> str:
     """What runs: the completion's code, behind the task's prompt when it is only a body."""
     return with_prompt(extract_code(completion), prompt=version.starter_code, entry_point=version.entry_point)
@@ -181,16 +167,7 @@ def prepared_code(completion: str, version: TaskVersion) -> str:
 
 def in_flight() -> int:
     """Completions waiting for a sandbox or running (an index on status answers it)."""
-    sql = f"SELECT COUNT(*) FROM {RewardItem._meta.db_table} WHERE status IN ('pending', 'running')"  # noqa: S608 - no user input
-    return fetch_row(sql)[0]
-
-
-def _batch_by_key(user: Any, key: str) -> RewardBatch | None:
-    """The user's batch stored under idempotency key `key` (unique per user), if any."""
-    sql = (f"SELECT {column_list(RewardBatch, 'b')} FROM {RewardBatch._meta.db_table} b "  # noqa: S608 - no user input in the SQL text
-           "WHERE b.user_id = %s AND b.idempotency_key = %s")  # fmt: skip
-    row = fetch_row(sql, [user.pk, key])
-    return None if row is None else instance_from_row(RewardBatch, row)
+    return reward_rows.reward_items_in_flight()
 
 
 def _retry_after(waiting: int) -> int:
@@ -215,7 +192,7 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
     Returns (batch, created); only a created batch needs enqueueing."""
     digest = request.digest()
     if request.idempotency_key:
-        existing = _batch_by_key(user, request.idempotency_key)
+        existing = reward_rows.reward_batch_by_key(user.pk, request.idempotency_key)
         if existing is not None:
             return _same_batch(existing, digest), False
     versions = _versions(request, job, user)
@@ -232,9 +209,9 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
     try:
         with transaction.atomic():
             _admit(len(rows))
-            _insert_batch(batch)
+            reward_rows.reward_batch_insert(batch)
             # Kept for chunks_of: the enqueue that follows needs no query.
-            batch.created_item_ids = _insert_items(batch, rows, now)
+            batch.created_item_ids = reward_rows.reward_items_insert(batch, rows, now)
     except IntegrityError:
         # Two retries of one batch raced; the other stored it.
         existing = RewardBatch.objects.get(user=user, idempotency_key=request.idempotency_key)
@@ -242,19 +219,12 @@ def rewards_submit(*, user: Any, request: BatchRequest, job: TrainingJob | None 
     return batch, True
 
 
-# Submitters count what is in flight and insert under this lock, one at a time: two
-# batches counted side by side would both fit and together pass the limit.
-_ADMISSION_LOCK = 0x7245_7761_7264  # any constant of our own: pg_advisory_xact_lock's key
-
-
 def _admit(size: int) -> None:
     """Refuse (TooBusy, with Retry-After) a batch of `size` that would take the
     completions in flight past REWARD MAX_IN_FLIGHT. Called in the transaction that
-    inserts the batch: on PostgreSQL it takes an advisory lock held to the commit; on
-    SQLite the transaction itself holds the database's write lock (IMMEDIATE)."""
-    if connection.vendor == "postgresql":
-        with hot_cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADMISSION_LOCK])
+    inserts the batch, under the admission lock (reward_rows.reward_admission_lock):
+    two batches counted side by side would both fit and together pass the limit."""
+    reward_rows.reward_admission_lock()
     waiting, limit = in_flight(), options()["MAX_IN_FLIGHT"]
     if waiting + size > limit:
         raise TooBusy(
@@ -273,46 +243,6 @@ def _same_batch(existing: RewardBatch, digest: str) -> RewardBatch:
     return existing
 
 
-def _insert_batch(batch: RewardBatch) -> None:
-    """The batch's row, written out (the ORM's create cost ~0.7 ms of Python a request)."""
-    table, ops = RewardBatch._meta.db_table, connection.ops
-    sql = (f"INSERT INTO {table} (id, user_id, job_id, idempotency_key, body_digest, reward_mode, seed, size, "  # noqa: S608 - no user input in the SQL text
-           "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)")  # fmt: skip
-    params = [RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection), batch.user_id, batch.job_id,
-              batch.idempotency_key, batch.body_digest, batch.reward_mode, batch.seed, batch.size,
-              ops.adapt_datetimefield_value(batch.created_at)]  # fmt: skip
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _insert_items(batch: RewardBatch, rows: list[tuple[Any, ...]], now: Any) -> list[int]:
-    """One multi-row INSERT ... RETURNING id for a batch's items: the ORM's bulk_create
-    spent ~4 ms of Python on 16 rows, a fifth of a request. On PostgreSQL the rows go as
-    one array a column (unnest): the same statement for any batch size, kept prepared,
-    where a mark a value (112 for 16 rows) was converted anew at every request."""
-    table = RewardItem._meta.db_table
-    batch_id = RewardBatch._meta.pk.get_db_prep_value(batch.pk, connection)
-    queued = connection.ops.adapt_datetimefield_value(now)
-    columns = (f"batch_id, {connection.ops.quote_name('index')}, client_id, version_id, code, code_digest, status, "
-               "tests_passed, tests_total, worker, tries, queued_at")  # fmt: skip
-    if connection.vendor == "postgresql":
-        sql = (f"INSERT INTO {table} ({columns}) SELECT %s, u.n, u.client_id, u.version_id, u.code, u.digest, "  # noqa: S608 - no user input in the SQL text
-               "'pending', 0, 0, '', 0, %s "
-               "FROM unnest(%s::integer[], %s::text[], %s::bigint[], %s::text[], %s::text[]) "
-               "AS u(n, client_id, version_id, code, digest) ORDER BY u.n RETURNING id")  # fmt: skip
-        params: list[Any] = [batch_id, queued, *(list(column) for column in zip(*rows, strict=True))]
-    else:
-        marks = ", ".join(["(%s, %s, %s, %s, %s, %s, 'pending', 0, 0, '', 0, %s)"] * len(rows))
-        sql = f"INSERT INTO {table} ({columns}) VALUES {marks} RETURNING id"  # noqa: S608 - no user input in the SQL text
-        params = []
-        for index, client_id, version_id, code, code_digest in rows:
-            params += [batch_id, index, client_id, version_id, code, code_digest, queued]
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
-        ids = [row[0] for row in cursor.fetchall()]
-    return sorted(ids)  # inserted in index order, so ascending ids are index order
-
-
 def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list[int]]:
     """The batch's item ids, in chunks of REWARD CHUNK: one queue message each."""
     ids = None if only_unfinished else getattr(batch, "created_item_ids", None)
@@ -328,29 +258,6 @@ def chunks_of(batch: RewardBatch, *, only_unfinished: bool = False) -> list[list
 # -- waiting and answering ---------------------------------------------------------------------
 
 
-_BODY_FIELDS = ("index", "client_id", "version__content_hash", "status", "reward", "tests_passed", "tests_total",
-                "result", "wall_s", "cpu_s", "queued_at", "started_at", "finished_at")  # fmt: skip
-
-
-def _body_rows(batch: RewardBatch) -> list[dict[str, Any]]:
-    """The batch's items as the answer needs them, in index order. On PostgreSQL the
-    statement is written out: a waiting request looks at least once a batch, and the
-    ORM spent ~1 ms of the web process compiling this query each time."""
-    if connection.vendor != "postgresql":
-        return list(batch.items.order_by("index").values(*_BODY_FIELDS))
-    items, versions = RewardItem._meta.db_table, TaskVersion._meta.db_table
-    sql = (f'SELECT i."index", i.client_id, v.content_hash, i.status, i.reward, i.tests_passed, i.tests_total, '  # noqa: S608 - no user input in the SQL text
-           f"i.result, i.wall_s, i.cpu_s, i.queued_at, i.started_at, i.finished_at FROM {items} i "
-           f'JOIN {versions} v ON v.id = i.version_id WHERE i.batch_id = %s ORDER BY i."index"')  # fmt: skip
-    with hot_cursor() as cursor:
-        cursor.execute(sql, [batch.pk])
-        rows = [dict(zip(_BODY_FIELDS, row, strict=True)) for row in cursor.fetchall()]
-    for row in rows:  # jsonb comes back as text (Django's adapters), as JSONField would decode it
-        if isinstance(row["result"], str):
-            row["result"] = json.loads(row["result"])
-    return rows
-
-
 def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> list[dict[str, Any]] | None:
     """Wait until every item has its verdict or the deadline passes. Returns the
     batch's rows for its answer once all are in (the last look fetches them), None
@@ -361,7 +268,7 @@ def rewards_wait(batch: RewardBatch, *, deadline_s: float) -> list[dict[str, Any
     if getattr(batch, "created_item_ids", None) is not None:  # just queued: wait before the first look
         wakeups.wait(batch.pk, seconds=deadline_s, fallback_s=pause)
     while True:
-        rows = _body_rows(batch)
+        rows = reward_rows.reward_body_rows(batch)
         if all(row["finished_at"] is not None for row in rows):
             return rows
         left = until - time.monotonic()
@@ -377,7 +284,7 @@ def batch_body(
     """The batch as the API answers it (from `rows` when the caller has them). Hidden
     tests' messages stay hidden unless the caller may read hidden tests
     (`export:tests`): a policy must not learn them."""
-    items = rows if rows is not None else _body_rows(batch)
+    items = rows if rows is not None else reward_rows.reward_body_rows(batch)
     results = [_item_body(row, reveal_hidden) for row in items]
     counts: dict[str, int] = {}
     for row in results:
