@@ -29,7 +29,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from datetime import timedelta
 
-from tasks_app.api.auth import token_with_user
+from tasks_app.raw_rows import token_with_user
 from tasks_app.models import ApiToken, State, Task
 from tasks_app.roles import ensure_role_groups
 from tasks_app.services import api_token_create

@@ -92,7 +92,7 @@ def test_the_token_lookup_loads_what_the_orm_loads(curator):
     other groups they are in; a superuser holds every role."""
     from django.contrib.auth.models import Group
 
-    from tasks_app.api.auth import token_with_user
+    from tasks_app.raw_rows import token_with_user
     from tasks_app.roles import ROLES, ensure_role_groups
     from tasks_app.services.tokens import hash_secret
 
