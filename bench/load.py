@@ -60,7 +60,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from stack import (
     CORES,
     ROOT,
@@ -283,8 +282,8 @@ def post_all(base: str, secret: str, items: list[Item], *, clients: int, batch: 
 
 
 def percentile(values: list[float], q: float) -> float:
-    """Nearest rank (the sorted values' item round(q * (n - 1))), NaN for none."""
-    return float(np.quantile(values, q, method="nearest")) if values else float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))] if ordered else float("nan")
 
 
 # -- 1. rewards --------------------------------------------------------------------------------
