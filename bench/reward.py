@@ -43,6 +43,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 from stack import CORES, ROOT, in_throwaway_database, platform_env, say, server_url, start_platform
 
 sys.path.insert(0, str(ROOT))
@@ -91,8 +92,8 @@ def system_cpu_s() -> float:
 
 
 def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+    """Nearest rank: the sorted values' item round(q * (n - 1))."""
+    return float(np.quantile(values, q, method="nearest"))
 
 
 def main() -> None:

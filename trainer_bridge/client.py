@@ -6,16 +6,19 @@ streaming export to a file, training jobs, and rewards.
     results = client.rewards([(version_hash, completion), ...])
 
 Calls that fail for a passing reason (a dropped connection, a timeout, 502/503/504,
-a 429) are retried with exponential backoff and full jitter, honouring
-Retry-After. A POST is retried only when repeating it is harmless: reward
-batches carry an idempotency key, so a retried batch runs nothing twice.
+a 429) are retried (by tenacity) with exponential backoff and full jitter, honouring
+Retry-After in seconds or as an HTTP date, capped at `Retry.max_s`. A POST is
+retried only when repeating it is harmless: reward batches carry an idempotency
+key, so a retried batch runs nothing twice.
 Completions whose sandbox failed (`sandbox_error`, no reward) are sent again in
 a new batch, up to `sandbox_retries` times; they are never scored 0.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import os
 import random
 import time
@@ -23,10 +26,12 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import requests
+import tenacity
 
 RETRY_STATUSES = {429, 502, 503, 504}
 
@@ -44,6 +49,18 @@ class RewardUnavailable(Exception):
     before the deadline. Never a reason to score it 0."""
 
 
+class _PassingRefusal(Exception):
+    """A 429/502/503/504 on a call that may be repeated: tried again, or raised as
+    PlatformError once the tries are spent."""
+
+    def __init__(self, response: requests.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+_PASSING = (requests.ConnectionError, requests.Timeout, _PassingRefusal)
+
+
 @dataclass(frozen=True)
 class Retry:
     attempts: int = 6  # tries in all, for one call
@@ -51,14 +68,32 @@ class Retry:
     max_s: float = 30.0
 
     def pause(self, attempt: int, retry_after: str | None = None) -> float:
-        if retry_after:
-            try:
-                return min(self.max_s, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
+        """Seconds to wait after failed try number `attempt` (from 1): what Retry-After
+        asks, at most max_s; without a readable one, full jitter."""
+        asked = retry_after_s(retry_after)
+        if asked is not None:
+            return min(self.max_s, asked)
         # Full jitter: uniformly up to the exponential bound, so clients that failed
         # together do not come back together.
         return random.uniform(0, min(self.max_s, self.base_s * 2**attempt))  # noqa: S311 - jitter, not secrets
+
+
+def retry_after_s(header: str | None, *, now: datetime | None = None) -> float | None:
+    """The wait a Retry-After header asks for, in seconds (RFC 9110, 10.2.3): a number
+    of seconds, or an HTTP date (0 once it has passed). None when absent or unreadable."""
+    if not header or not header.strip():
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(header)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if when.tzinfo is None:  # asctime and "-0000" dates carry no zone; HTTP dates are GMT
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    return None if math.isnan(seconds) else max(0.0, seconds)
 
 
 class PlatformClient:
@@ -100,26 +135,27 @@ class PlatformClient:
     ) -> requests.Response:
         """One call, retried as the module docstring says; raises PlatformError on a refusal."""
         retriable = method in ("GET", "HEAD", "PUT", "DELETE") or retry_post
-        attempt = 0
-        while True:
-            try:
-                response = self.session.request(method, self._url(path), json=json_body, params=params,
-                                                headers=headers, stream=stream,
-                                                timeout=timeout_s or self.timeout_s)  # fmt: skip
-            except (requests.ConnectionError, requests.Timeout):
-                attempt += 1
-                if not retriable or attempt >= self.retry.attempts:
-                    raise
-                time.sleep(self.retry.pause(attempt))
-                continue
+
+        def send() -> requests.Response:
+            response = self.session.request(method, self._url(path), json=json_body, params=params, headers=headers,
+                                            stream=stream, timeout=timeout_s or self.timeout_s)  # fmt: skip
             if response.status_code in ok:
                 return response
-            if response.status_code in RETRY_STATUSES and retriable and attempt + 1 < self.retry.attempts:
-                attempt += 1
-                response.close()
-                time.sleep(self.retry.pause(attempt, response.headers.get("Retry-After")))
-                continue
+            if retriable and response.status_code in RETRY_STATUSES:
+                raise _PassingRefusal(response)
             raise _error_of(response)
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retry.attempts),
+            retry=tenacity.retry_if_exception_type(_PASSING) if retriable else tenacity.retry_never,
+            wait=lambda state: self.retry.pause(state.attempt_number, _retry_after_of(state)),
+            before_sleep=_close_refused,
+            reraise=True,  # the last failure itself, not tenacity's RetryError
+        )
+        try:
+            return retrying(send)
+        except _PassingRefusal as refusal:
+            raise _error_of(refusal.response) from None
 
     def get_json(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None).json()
@@ -284,6 +320,22 @@ def _as_completion(n: int, item: tuple[str, str] | dict[str, Any]) -> dict[str, 
         return {"version_hash": item["version_hash"], "completion": item["completion"], "id": str(n)}
     version_hash, completion = item
     return {"version_hash": version_hash, "completion": completion, "id": str(n)}
+
+
+def _refusal_of(state: tenacity.RetryCallState) -> _PassingRefusal | None:
+    failure = state.outcome.exception() if state.outcome else None
+    return failure if isinstance(failure, _PassingRefusal) else None
+
+
+def _retry_after_of(state: tenacity.RetryCallState) -> str | None:
+    refusal = _refusal_of(state)
+    return refusal.response.headers.get("Retry-After") if refusal else None
+
+
+def _close_refused(state: tenacity.RetryCallState) -> None:
+    refusal = _refusal_of(state)
+    if refusal:
+        refusal.response.close()  # its connection goes back to the pool during the wait
 
 
 def _error_of(response: requests.Response) -> PlatformError:

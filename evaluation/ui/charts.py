@@ -1,4 +1,6 @@
-"""Charts as inline SVG, drawn on the server from a DataFrame: no script, no CDN, and
+"""Hand-drawn SVG on purpose, no charting library: pages must work without JavaScript (Plotly, Vega need it).
+
+Charts as inline SVG, drawn on the server from a DataFrame: no script, no CDN, and
 each one readable without colour (labels on bars, a legend in words)."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Scores of a task version, computed from the outcomes of its verification executions.
 
-Pure functions over `Outcome` records: no Django, no I/O, standard library only,
-so the pipeline, the UI, the exporter and the tests all compute the same numbers.
+Pure functions over `Outcome` records: no Django, no I/O, the standard library and
+NumPy (for percentiles, imported when first asked for), so the pipeline, the UI, the
+exporter and the tests all compute the same numbers.
 
 Every rate comes with a Wilson 95% interval, because the counts are small (five
 repeats of two or three solutions) and a bare ratio over ten trials says little.
@@ -37,6 +38,8 @@ ROLES = (REFERENCE, ADVERSARIAL, MUTANT, PROBE)
 
 def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion.
+
+    Closed form, not SciPy's binomtest(k, n).proportion_ci(method="wilson"): equal to 4e-16, 0.9 µs vs 250 µs a call.
 
     With p = successes / trials, n = trials:
 
@@ -246,18 +249,18 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-th percentile (0 <= q <= 100) by linear interpolation between order statistics.
 
     With the values sorted as v[0] <= ... <= v[n-1] and h = (n - 1) * q / 100:
-    v[floor(h)] + (h - floor(h)) * (v[floor(h) + 1] - v[floor(h)]). This is
+    v[floor(h)] + (h - floor(h)) * (v[floor(h) + 1] - v[floor(h)]), which is
     numpy's default ("linear", Hyndman and Fan type 7). None for no values.
     """
     if not 0 <= q <= 100:
         raise ValueError(f"q must be between 0 and 100, got {q!r}")
     if not values:
         return None
-    ordered = sorted(values)
-    h = (len(ordered) - 1) * q / 100
-    below = math.floor(h)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (h - below) * (ordered[above] - ordered[below])
+    # Imported here, not at the top: the web and worker processes that import this module
+    # load no NumPy otherwise (about 0.1 s); only one that computes a percentile pays, once.
+    import numpy as np
+
+    return float(np.percentile(values, q, method="linear"))
 
 
 @dataclass(frozen=True)

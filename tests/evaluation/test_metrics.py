@@ -83,6 +83,28 @@ def test_wilson_interval_matches_published_values(successes, trials, low, high):
     assert wilson_interval(successes, trials) == pytest.approx((low, high), abs=5e-5)
 
 
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)],
+)  # fmt: skip
+def test_wilson_interval_matches_newcombes_worked_examples(successes, trials, low, high):
+    # Newcombe (1998), Statistics in Medicine 17:857-872, Table II, method 3 (score, no continuity correction).
+    assert wilson_interval(successes, trials) == pytest.approx((low, high), abs=5e-5)
+
+
+def test_wilson_interval_agrees_with_scipy_on_a_grid_of_counts_and_confidence_levels():
+    """The closed form is kept over SciPy for speed (see its docstring): it must give SciPy's bounds."""
+    from scipy.stats import binomtest, norm
+
+    for confidence in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
+        z = float(norm.ppf(0.5 + confidence / 2))
+        for trials in (1, 2, 3, 5, 10, 16, 49, 100, 1000):
+            for successes in sorted({*range(min(trials, 12) + 1), trials // 3, trials // 2, trials - 1, trials}):
+                expected = binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
+                low, high = wilson_interval(successes, trials, z=z)
+                assert abs(low - expected.low) <= 1e-12 and abs(high - expected.high) <= 1e-12, (successes, trials)
+
+
 def test_wilson_interval_is_exactly_0_or_1_at_the_extremes():
     assert wilson_interval(0, 10)[0] == 0.0
     assert wilson_interval(10, 10)[1] == 1.0

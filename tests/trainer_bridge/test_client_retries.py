@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-from trainer_bridge.client import PlatformClient, PlatformError, Retry
+from trainer_bridge.client import PlatformClient, PlatformError, Retry, retry_after_s
 
 DONE = {"id": "b1", "state": "done", "results": [{"index": 0, "id": "0", "status": "passed", "reward": 1.0}]}
 
@@ -107,3 +110,46 @@ def test_lists_are_followed_page_by_page(server):
                       (200, {"results": [3], "next": None}, {})]  # fmt: skip
     assert list(_client(url).paginate("tasks/")) == [1, 2, 3]
     assert [seen["path"] for seen in script.seen] == ["/api/v1/tasks/", "/api/v1/tasks/?page=2"]
+
+
+# -- Retry-After ---------------------------------------------------------------------------------
+
+NOW = datetime(2015, 10, 21, 7, 28, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("120", 120.0), (" 7 ", 7.0), ("0", 0.0), ("1.5", 1.5), ("-3", 0.0),
+     ("Wed, 21 Oct 2015 07:28:30 GMT", 30.0),  # IMF-fixdate, the form servers send
+     ("Wednesday, 21-Oct-15 07:29:00 GMT", 60.0), ("Wed Oct 21 07:28:05 2015", 5.0),  # the obsolete forms
+     ("Wed, 21 Oct 2015 07:27:00 GMT", 0.0),  # a date already passed: go now
+     (None, None), ("", None), ("soon", None), ("nan", None), ("Wed, 99 Oct 2015 07:28:30 GMT", None)],
+)  # fmt: skip
+def test_retry_after_is_read_as_seconds_or_an_http_date(header, seconds):
+    assert retry_after_s(header, now=NOW) == seconds
+
+
+def test_the_pause_is_what_retry_after_asks_at_most_max_s_and_jitter_without_one():
+    retry = Retry(attempts=4, base_s=0.25, max_s=10.0)
+    assert retry.pause(1, "3") == 3.0
+    assert retry.pause(1, "3600") == 10.0  # capped
+    assert retry.pause(1, format_datetime(datetime.now(UTC) + timedelta(days=1), usegmt=True)) == 10.0
+    assert retry.pause(1, "Thu, 01 Jan 1970 00:00:00 GMT") == 0.0
+    pauses = [retry.pause(2, "garbage") for _ in range(200)]  # full jitter: uniform up to 0.25 * 2**2
+    assert all(0 <= p <= 1.0 for p in pauses) and max(pauses) > 0.5 and len(set(pauses)) > 100
+
+
+@pytest.mark.parametrize(
+    ("header", "low", "high"),
+    [("2", 2.0, 2.0), ("in-the-date", 3.0, 6.0), ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0, 0.0), ("soon", 0.0, 0.02)],
+)
+def test_a_429s_retry_after_sets_the_clients_wait(server, monkeypatch, header, low, high):
+    url, script = server
+    if header == "in-the-date":  # whole seconds: 6 s ahead, less the time since this second began
+        header = format_datetime(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6), usegmt=True)
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    script.answers = [(429, {"error": {}}, {"Retry-After": header}), (200, {"results": [], "next": None}, {})]
+    client = PlatformClient(url, "tp_test", timeout_s=5, retry=Retry(attempts=4, base_s=0.01, max_s=30.0))
+    assert list(client.paginate("pools/")) == []
+    assert len(waits) == 1 and low <= waits[0] <= high, waits

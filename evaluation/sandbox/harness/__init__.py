@@ -1,4 +1,6 @@
-"""The in-sandbox harness. Standard library only: it runs inside the sandbox
+"""Hand-written on purpose, no third-party library: it runs inside every sandbox, whose Python has only pytest.
+
+The in-sandbox harness. Standard library only: it runs inside the sandbox
 image, which holds Python and pytest and nothing of the platform's own.
 
 Processes inside one sandbox:

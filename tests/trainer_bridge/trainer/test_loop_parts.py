@@ -51,24 +51,54 @@ def test_the_token_may_come_from_the_environment(monkeypatch):
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
-        (["--group-size", "1"], "group_size"),
+        (["--group-size", "1"], "--group-size: at least 2"),
         (["--clip", "1.5"], "clip"),
         (["--learning-rate", "nan"], "--learning-rate"),
         (["--train-steps", "2.5"], "--train-steps"),
-        (["--reward-mode", "partial"], "reward_mode"),
+        (["--reward-mode", "partial"], "--reward-mode"),
         (["--replay-mix", "reference"], "--replay-mix"),
-        (["--replay-mix", "gold=1"], "replay_mix"),
-        (["--replay-mix", "reference=0"], "replay_mix"),
+        (["--replay-mix", "gold=1"], "--replay-mix"),
+        (["--replay-mix", "reference=0"], "--replay-mix"),
         (["--server", "ftp://x"], "server"),
-        (["--turn-discount", "0"], "turn_discount"),
+        (["--turn-discount", "0"], "--turn-discount"),
         (["--policy", "oracle"], "policy"),
         (["--policy", "model", "--model", "/nowhere"], "no Hugging Face model in '/nowhere'"),
-        (["--policy", "model", "--guide-share", "1"], "guide_share"),
+        (["--policy", "model", "--guide-share", "1"], "--guide-share"),
     ],
 )
 def test_a_bad_setting_is_named(argv, named):
     with pytest.raises(ConfigError, match=named.replace("-", r"\-")):
         parse_args([*BASE, *argv])
+
+
+def test_every_bad_setting_is_reported_at_once_each_with_its_source(tmp_path, monkeypatch):
+    monkeypatch.delenv("PLATFORM_TOKEN", raising=False)
+    path = tmp_path / "run.toml"
+    path.write_text('group_size = 1\nclip = 1.5\nseed = true\nepochs = 3\nreplay_mix = {reference = "x"}\n')
+    with pytest.raises(ConfigError) as caught:
+        parse_args(["--config", str(path), "--snapshot", SNAPSHOT, "--policy", "replay", "--train-steps", "2.5",
+                    "--batch-size", "0", "--guide-share", "0.5"])  # fmt: skip
+    assert sorted(caught.value.problems) == sorted([
+        f"{path}: unknown settings epochs",
+        f"{path}: group_size: at least 2 (advantages compare episodes within a group), got 1",
+        f"{path}: clip: between 0 and 1, got 1.5",
+        f"{path}: seed: a whole number expected, got True",
+        f"{path}: replay_mix.reference: a number expected, got 'x'",
+        "--train-steps: a whole number expected, got '2.5'",
+        "--batch-size: at least 1, got '0'",
+        "--guide-share: guides the model policy only",
+        "token: an API token (--token or PLATFORM_TOKEN)",
+    ])  # fmt: skip
+    assert str(caught.value).startswith("bad configuration, 9 problems:\n  ")
+
+
+def test_a_file_value_a_flag_replaces_is_still_checked_for_its_kind_not_its_bounds(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("group_size = 1\n")
+    assert parse_args([*BASE, "--config", str(path), "--group-size", "6"]).group_size == 6
+    path.write_text('group_size = "many"\n')
+    with pytest.raises(ConfigError, match="group_size: a whole number expected, got 'many'"):
+        parse_args([*BASE, "--config", str(path), "--group-size", "6"])
 
 
 def test_a_bad_file_is_named_with_what_is_wrong(tmp_path):

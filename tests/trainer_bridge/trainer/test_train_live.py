@@ -110,7 +110,7 @@ def test_the_tiny_model_trains_two_steps_the_same_way_twice_and_resumes(platform
 def test_bad_configuration_is_refused_before_anything_starts(tmp_path, capsys):
     assert train.main(["--token", "t", "--snapshot", "abc", "--group-size", "1", "--policy", "model"]) == 2
     err = capsys.readouterr().err
-    assert "snapshot" in err and "group_size" in err and "model:" in err
+    assert "snapshot" in err and "--group-size: at least 2" in err and "model:" in err
     bad = tmp_path / "train.toml"
     bad.write_text("group_size = 4\nlearning_rat = 0.1\n")
     assert train.main(["--config", str(bad), "--token", "t"]) == 2
