@@ -21,7 +21,7 @@ from evaluation.sandbox.base import AgentSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import protocol
-from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
+from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -72,7 +72,7 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--as-pid-1",  # the non-dumpable agent is PID 1: no bwrap init holding the host's env and pipes
         # An import, not the script's path: a module runs from its precompiled
         # bytecode, a script is compiled afresh at every start. PYTHONPATH=/ finds it.
-        python, "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY,
+        python, "-S", "-s", "-B", "-P", "-c", SUPERVISOR_ENTRY,
     ]  # fmt: skip
 
 

@@ -24,7 +24,7 @@ from evaluation.sandbox.docker_owners import (
     owner_ttl_s,
 )
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
+from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -78,7 +78,7 @@ class DockerSandbox(AgentSandbox):
             owner = heartbeat_ensure(docker_client)  # beating before its first container exists
             self.container = client.containers.create(
                 image.id,
-                command=["python3", "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY],  # from its bytecode
+                command=["python3", "-S", "-s", "-B", "-P", "-c", SUPERVISOR_ENTRY],  # from its bytecode
                 name=self.id,
                 stdin_open=True,
                 tty=False,

@@ -33,7 +33,7 @@ import select
 import struct
 import sys
 
-from harness import agent, lite, protocol
+from harness import lite, protocol, supervisor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ IN_FD, OUT_FD = 0, 1
 
 
 def entry() -> None:
-    """What a template runs: agent.entry() with HARNESS_TEMPLATE=1."""
+    """What a template runs: supervisor.entry() with HARNESS_TEMPLATE=1."""
     try:
         template_main(lite.Socket(fileno=IN_FD))
     except OSError:
@@ -64,16 +64,16 @@ def entry() -> None:
 
 
 def template_main(ctl: lite.Socket) -> None:
-    agent._prctl(agent.PR_SET_DUMPABLE, 0)  # inherited by every fork: no ptrace, no /proc/<pid>/mem
-    for name in agent.WARM_MODULES:  # what a warm sandbox holds, so its runs and ours see the same
+    supervisor._prctl(supervisor.PR_SET_DUMPABLE, 0)  # inherited by every fork: no ptrace, no /proc/<pid>/mem
+    for name in supervisor.WARM_MODULES:  # what a warm sandbox holds, so its runs and ours see the same
         __import__(name)
     before = set(sys.modules)
-    agent.harness_version()  # computed once here (it is cached), not in every sandbox...
+    supervisor.harness_version()  # computed once here (it is cached), not in every sandbox...
     for name in set(sys.modules) - before:  # ...and what it imported is not in their processes,
         del sys.modules[name]  # which a warm sandbox's fork before it ever computes it
     gc.collect()
     gc.freeze()
-    ctl.send(lite.dumps({"op": "ready", "harness": agent.harness_version(), "pid": os.getpid()}).encode())
+    ctl.send(lite.dumps({"op": "ready", "harness": supervisor.harness_version(), "pid": os.getpid()}).encode())
     children: dict[int, int] = {}  # first child -> the sandbox's PID 1 (as this namespace numbers it)
     while True:
         try:
@@ -147,12 +147,12 @@ def _first_child(fds: list[int], report_w: int) -> None:
         # A process writes its own uid_map only while dumpable (otherwise /proc/self is
         # not its own). Nothing here can reach this child: no run's process shares
         # our PID namespace or our uid, and it is not dumpable again before it forks.
-        agent._prctl(agent.PR_SET_DUMPABLE, 1)
+        supervisor._prctl(supervisor.PR_SET_DUMPABLE, 1)
         lite.check(lite.libc("unshare", "i")(NAMESPACES), "unshare")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        agent._prctl(agent.PR_SET_DUMPABLE, 0)
+        supervisor._prctl(supervisor.PR_SET_DUMPABLE, 0)
     except OSError as exc:
         _setup_failed(fds, f"entering new namespaces: {exc}", exc.errno)
     pid = os.fork()
@@ -183,7 +183,7 @@ def _sandbox_init(fds: list[int]) -> None:
         os.setsid()
         _mount_filesystems()
         _drop_privileges()
-        os.chdir(agent.SCRATCH)
+        os.chdir(supervisor.SCRATCH)
     except OSError as exc:
         _setup_failed([IN_FD, OUT_FD], f"building the sandbox: {exc}", exc.errno)
     # From here on this is an agent like any other: it serves runs, and its processes
@@ -191,7 +191,7 @@ def _sandbox_init(fds: list[int]) -> None:
     del os.environ["HARNESS_TEMPLATE"]
     sys.modules.pop(__name__, None)
     vars(sys.modules["harness"]).pop("fresh", None)
-    agent.entry()  # one agent, as exec would start it; it returns when the host closes the channel
+    supervisor.entry()  # one agent, as exec would start it; it returns when the host closes the channel
     os._exit(0)
 
 

@@ -10,7 +10,7 @@
   solution. Between runs it restores the builtins and module table it
   started with, and the pool recycles the sandbox after a number of runs.
 
-Run as: python3 -S -s -B -P -c "from harness.agent import entry; entry()"   (no site: no .pth, no sitecustomize)
+Run as: python3 -S -s -B -P -c "from harness.supervisor import entry; entry()"   (no site: no .pth, no sitecustomize)
 Speaks length-prefixed JSON frames on fd 0 (in) and fd 1 (out); see protocol.py.
 """
 
@@ -780,7 +780,7 @@ def main() -> None:
 
 
 def entry() -> None:
-    """What the sandboxes start: python3 ... -c "from harness.agent import entry; entry()"
+    """What the sandboxes start: python3 ... -c "from harness.supervisor import entry; entry()"
     (not -m, whose runpy costs ~6 ms; not the script's path, which is compiled afresh).
     A template (HARNESS_TEMPLATE=1) starts the same way and forks fresh sandboxes."""
     if os.environ.get("HARNESS_TEMPLATE") == "1":
