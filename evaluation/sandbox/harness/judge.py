@@ -8,7 +8,7 @@ import os
 import select
 import time
 
-from . import codec, lite, names, protocol
+from . import codec, lite, names, protocol, resources
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -133,28 +133,6 @@ class Child:
         self.pid, self.chan, self.out, self.err = pid, chan, out, err
         self.exit: dict[str, Any] | None = None
         self.seq = 0
-
-
-def _lingering_usage(pid: int) -> dict[str, Any] | None:
-    """CPU time and peak memory of a solution process that has hung up and waits to
-    be ended, read from the kernel's /proc; None if it is gone (then its exit,
-    reported by the zygote, is waited for instead)."""
-    try:
-        with open(f"/proc/{pid}/schedstat") as handle:
-            cpu_s = int(handle.read().split()[0]) / 1e9
-        with open(f"/proc/{pid}/status") as handle:
-            status = handle.read()
-    except (OSError, ValueError, IndexError):
-        return None
-    peak = [line for line in status.splitlines() if line.startswith("VmHWM:")]
-    if not peak or " Z " in status.split("State:", 1)[-1][:5]:
-        return None  # a zombie has no memory figures left: wait for its exit
-    try:
-        maxrss_kb = int(peak[-1].split()[1])
-    except (IndexError, ValueError):
-        return None
-    return {"op": "exited", "pid": pid, "code": None, "signal": None, "cpu_s": cpu_s, "maxrss_kb": maxrss_kb,
-            "cpu_exceeded": False, "memory_exceeded": False, "lingering": True}  # fmt: skip
 
 
 _parsed: list[Any] = [None, None]  # (source, its module's statements): one parse a run, not three
@@ -551,7 +529,7 @@ class Judge:
                 child.err.join(2.0)
         for child in self.children:  # a serving process lingers after hanging up: measure it there
             if child.exit is None and child.chan is not None:
-                child.exit = _lingering_usage(child.pid)
+                child.exit = resources.lingering_usage(child.pid)
         if self._wait_for(lambda m: m.get("op") == "pong", 0.5) is None:
             raise ChannelLost("the zygote did not answer after the run")
         end = time.monotonic() + 0.5
