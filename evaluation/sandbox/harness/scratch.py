@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 # Wiped between runs, so it must be named explicitly: the sandbox's private tmpfs.
 SCRATCH = os.environ.get("HARNESS_SCRATCH", "")
 RUN_DIR = os.path.join(SCRATCH, "run")
+# Where the judge anchors a pytest suite's collection (suite_pytest.py).
+SCRATCH_FOR_JUDGE = os.environ.get("HARNESS_SCRATCH", "/scratch")
 # Other writable places a run could leave something in (the sandbox's /tmp, /dev/shm).
 WIPE_TOO = [p for p in os.environ.get("HARNESS_WIPE", "").split(":") if os.path.isabs(p)]
 

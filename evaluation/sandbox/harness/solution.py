@@ -86,7 +86,7 @@ def _linger() -> None:
         signal.pause()
 
 
-# What a handle's flags tell the judge about its object (judge.RemoteObject).
+# What a handle's flags tell the judge about its object (remote.RemoteObject).
 CALLABLE, OWN_EQ, HAS_BASE = 1, 2, 4
 # Built-in value types an object of the candidate's class may derive from: the judge
 # compares it by the value the base type's own methods read (base_value).
