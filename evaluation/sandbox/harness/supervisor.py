@@ -246,7 +246,7 @@ def main() -> None:
             finish: Any = None
             try:
                 result, finish = handle_run(message, zygote, hygiene)
-            except Exception:
+            except Exception:  # "agent_error", "agent_runs": wire names from before this was the supervisor
                 import traceback
 
                 result = {"op": "result", "run_id": message.get("run_id"), "record": None,
