@@ -30,6 +30,9 @@ PR_SET_CHILD_SUBREAPER = 36
 IN_FD, OUT_FD = 0, 1  # the host's channel: the supervisor's (the judge's) alone
 
 
+# -- becoming a solution process -----------------------------------------------------------
+
+
 def _prepare_solution() -> int:
     """The part of becoming a solution process that no run decides: done by a spare
     while it waits, so a run does not wait for it (nor for the pages it touches).
@@ -87,6 +90,9 @@ def _read_all(fd: int) -> str:
         if not chunk:
             return b"".join(chunks).decode("utf-8", errors="replace")
         chunks.append(chunk)
+
+
+# -- ending a run --------------------------------------------------------------------------
 
 
 def _descendants() -> set[int]:
@@ -180,7 +186,9 @@ def _end_run(run: resources.Run, judge_pid: int | None) -> int:
     return strays
 
 
-# Other writable places a run could leave something in (the sandbox's /tmp, /dev/shm).
+# -- starting solution processes, and spares -----------------------------------------------
+
+
 def _spawn_solution(run: resources.Run, mode: str, fds: list[int], spare: Spare | None) -> int:
     """Start a solution process for `run`: hand the fds to the spare if there is one
     (forked while no run was going, so the fork is off the run's path), else fork."""
