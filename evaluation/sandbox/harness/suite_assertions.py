@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def run(judge: Judge) -> None:
+    """Each test's code runs in its own copy of the scope: it passes unless it raises."""
     run_tests(judge, _run_test)
 
 

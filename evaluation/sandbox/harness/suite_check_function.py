@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 def run(judge: Judge) -> None:
+    """Each test module defines check(candidate), called with the entry point: it passes
+    unless it raises."""
     run_tests(judge, _run_test)
 
 

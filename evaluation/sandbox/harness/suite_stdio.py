@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 def run(judge: Judge) -> None:
-    """Each test a fresh run of the program on its input; the first failure to end
-    the program in time, memory or output ends the run."""
+    """Each test is a fresh run of the program on its input. A program that runs out
+    of time, memory or output room fails its test and ends the run."""
     for test_name, case in judge.named_tests():
         started = time.monotonic()
         child = judge.spawn("program", stdin=True)
