@@ -153,7 +153,7 @@ def main() -> None:
     # Side by side: the baseline and the sandboxed figures take turns, so that a
     # machine that drifts (a noisy neighbour, frequency scaling) skews both alike.
     floor_command = bwrap_command(harness=str(readable_copy()), python=PYTHON, hash_seed=1, warm=False)
-    floor_command[-1] = "pass"  # the agent's entry, replaced by nothing to do
+    floor_command[-1] = "pass"  # the supervisor's entry, replaced by nothing to do
     engine.run(request, backend="bwrap", warm=False, cold="fork")  # the template's own start is not a check's
     bare, warm, cold, exec_cold, floor = side_by_side(
         [

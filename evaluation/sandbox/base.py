@@ -1,4 +1,4 @@
-"""What every backend's sandbox shares: one warm agent behind a frame channel."""
+"""What every backend's sandbox shares: one warm supervisor behind a frame channel."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from evaluation.sandbox.types import RunRequest
 _GREETING_FAILURES = {"sandbox_died": "channel_closed", "host_deadline": "greeting_timeout", "protocol": "bad_greeting"}
 
 
-class AgentSandbox:
-    """A started sandbox holding the harness agent. Backends supply `start`,
+class SupervisorSandbox:
+    """A started sandbox holding the harness's supervisor. Backends supply `start`,
     `close`, `alive`, `_write` and the parts of their runtime fingerprint."""
 
     backend = ""
@@ -55,7 +55,7 @@ class AgentSandbox:
         return None, ""
 
     def _read_greeting(self, what: str, timeout: float) -> None:
-        """Read the agent's first frame; closes the sandbox and raises if none comes."""
+        """Read the supervisor's first frame; closes the sandbox and raises if none comes."""
         try:
             self.ready = self.reader.read(time.monotonic() + timeout)
         except SandboxFailure as exc:
@@ -100,7 +100,7 @@ class AgentSandbox:
             return False
 
     def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
-        """Send one run (the run frame, then the tests frame) and return the agent's result."""
+        """Send one run (the run frame, then the tests frame) and return the supervisor's result."""
         self._send(request.run_frame(run_id))
         self._send(request.tests_frame())
         result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)

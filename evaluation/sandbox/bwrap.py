@@ -1,4 +1,4 @@
-"""The bubblewrap backend: each sandbox is one `bwrap` process holding a warm agent.
+"""The bubblewrap backend: each sandbox is one `bwrap` process holding a warm supervisor.
 
 Isolation: new user, PID, network, IPC, UTS and cgroup namespaces; the system
 read-only (/usr only, no /etc, /home, /root, /var or project files); a private
@@ -17,11 +17,11 @@ import subprocess
 import uuid
 from typing import Any
 
-from evaluation.sandbox.base import AgentSandbox
+from evaluation.sandbox.base import SupervisorSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import protocol
-from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
+from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -62,17 +62,17 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
         # A template forks fresh sandboxes instead of serving runs (harness/fresh.py);
-        # it starts as an agent does, so that its sandboxes' processes look the same.
+        # it starts as a supervisor does, so that its sandboxes' processes look the same.
         *(["--setenv", "HARNESS_TEMPLATE", "1"] if template else []),
         "--cap-drop", "ALL",
         "--remount-ro", "/",  # the root tmpfs bwrap builds the mounts on: not a place to write
         # bwrap's /dev is a tmpfs the sandbox's uid owns: a file left there would greet the
         # next run. Its nodes and /dev/shm are mounts of their own, and stay writable.
         "--remount-ro", "/dev",
-        "--as-pid-1",  # the non-dumpable agent is PID 1: no bwrap init holding the host's env and pipes
+        "--as-pid-1",  # the non-dumpable supervisor is PID 1: no bwrap init holding the host's env and pipes
         # An import, not the script's path: a module runs from its precompiled
         # bytecode, a script is compiled afresh at every start. PYTHONPATH=/ finds it.
-        python, "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY,
+        python, "-S", "-s", "-B", "-P", "-c", SUPERVISOR_ENTRY,
     ]  # fmt: skip
 
 
@@ -165,7 +165,7 @@ def _kill_child(pid: int, parent: int) -> None:
             os.close(pidfd)
 
 
-class BwrapSandbox(AgentSandbox):
+class BwrapSandbox(SupervisorSandbox):
     backend = "bwrap"
 
     def __init__(self, *, slot: int | None = None, hash_seed: int = 1, warm: bool = True) -> None:
@@ -221,7 +221,7 @@ class BwrapSandbox(AgentSandbox):
             self._release_uid()
 
     def death_evidence(self) -> tuple[str | None, str]:
-        """How bwrap ended. The agent is PID 1 of the sandbox: no process inside can
+        """How bwrap ended. The supervisor is PID 1 of the sandbox: no process inside can
         signal it, so whatever this says, it names no evidence against the solution."""
         process = self.process
         if process is None:

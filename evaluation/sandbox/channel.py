@@ -1,4 +1,4 @@
-"""The host's end of an agent's frame channel, with deadlines on every read."""
+"""The host's end of a supervisor's frame channel, with deadlines on every read."""
 
 from __future__ import annotations
 

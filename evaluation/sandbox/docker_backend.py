@@ -1,4 +1,4 @@
-"""The Docker backend: each sandbox is one long-lived container holding a warm agent.
+"""The Docker backend: each sandbox is one long-lived container holding a warm supervisor.
 
 Every container: no network, a read-only root filesystem, tmpfs scratch, a
 non-root uid of its own (host-wide unique, as for bwrap), all capabilities
@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Any
 
-from evaluation.sandbox.base import AgentSandbox
+from evaluation.sandbox.base import SupervisorSandbox
 from evaluation.sandbox.channel import DockerStreamReader
 from evaluation.sandbox.docker_owners import (
     LABEL,
@@ -24,7 +24,7 @@ from evaluation.sandbox.docker_owners import (
     owner_ttl_s,
 )
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.harness_files import AGENT_ENTRY, readable_copy
+from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -47,7 +47,7 @@ def docker_client() -> Any:
     return client
 
 
-class DockerSandbox(AgentSandbox):
+class DockerSandbox(SupervisorSandbox):
     backend = "docker"
 
     def __init__(self, *, slot: int = 0, hash_seed: int = 1, image: str = IMAGE) -> None:
@@ -78,7 +78,7 @@ class DockerSandbox(AgentSandbox):
             owner = heartbeat_ensure(docker_client)  # beating before its first container exists
             self.container = client.containers.create(
                 image.id,
-                command=["python3", "-S", "-s", "-B", "-P", "-c", AGENT_ENTRY],  # from its bytecode
+                command=["python3", "-S", "-s", "-B", "-P", "-c", SUPERVISOR_ENTRY],  # from its bytecode
                 name=self.id,
                 stdin_open=True,
                 tty=False,
@@ -140,7 +140,7 @@ class DockerSandbox(AgentSandbox):
             self.uid_lease = None
 
     def death_evidence(self) -> tuple[str | None, str]:
-        """What the engine says of a container whose agent stopped answering. One the
+        """What the engine says of a container whose supervisor stopped answering. One the
         kernel killed for memory held nothing but the run's own processes under its
         limit (evidence against the solution); any other end names no evidence."""
         container = self.container
@@ -177,7 +177,7 @@ def reap_containers(*, everything: bool = False) -> int:
     `everything`), and return the count:
     - those whose owner's heartbeat has expired (docker_owners: what a crashed
       worker, or a replica gone with its container, left), wherever the owner ran;
-    - those that no longer run: a sandbox in use always runs its agent, so an exited
+    - those that no longer run: a sandbox in use always runs its supervisor, so an exited
       one is what the engine stopped on its way down, or what an owner could not remove;
     - those whose owner never beat (made by a release before heartbeats) only once
       older than any sandbox serves (foreign_expiry_s): until then their owner may be

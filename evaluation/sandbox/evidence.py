@@ -1,12 +1,12 @@
 """Who broke a run: the evidence an attempt leaves, and the rule that weighs it.
 
 A run's verdict may blame the solution only on evidence that the solution caused
-the failure. Inside every sandbox the agent (the judge) is PID 1 of its PID
+the failure. Inside every sandbox the supervisor (the judge) is PID 1 of its PID
 namespace, and the kernel delivers no signal a process of that namespace sends to
 its init unless the init asked for it: a solution can stop or kill the zygote (it
-runs as the same uid), never the agent. So:
+runs as the same uid), never the supervisor. So:
 
-- the agent still answering and saying that the zygote died or was stopped, or
+- the supervisor still answering and saying that the zygote died or was stopped, or
   that the judge was held past the wall-time limit, is evidence against the
   solution: nothing outside the sandbox singles out one process inside it;
 - a Docker container the kernel killed for memory (`OOMKilled`) holds nothing but
@@ -14,7 +14,7 @@ runs as the same uid), never the agent. So:
   (a host-wide OOM that picks a container's process is read the same way: the
   kernel does not tell the two apart there, so size sandbox hosts to keep the
   host's OOM killer away);
-- the whole sandbox gone (its channel closed: the agent died), silent past the
+- the whole sandbox gone (its channel closed: the supervisor died), silent past the
   host's deadline, garbled, or unable to start is evidence of nothing the
   solution could do: an operator, the host's OOM killer, a Docker restart, a host
   too loaded to schedule it. So is any failure of a bwrap run while the host's OOM
@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import time
 
-# Anomalies the agent reports while it still answers, naming what the run broke,
+# Anomalies the supervisor reports while it still answers, naming what the run broke,
 # with the verdict the solution earns when a fresh sandbox shows the same.
 SOLUTION_EVIDENCE = {
     "zygote_died": "failed",  # killed or stopped by a process of the run: only they can reach it
-    "judge_unresponsive": "timeout",  # the judge held past the wall-time limit (the agent's alarm)
+    "judge_unresponsive": "timeout",  # the judge held past the wall-time limit (the supervisor's alarm)
     "container_oom": "memory_exceeded",  # the container's own memory limit, which only the run fills
 }
 HOST_OOM = "host_oom"

@@ -11,16 +11,16 @@ from functools import lru_cache
 from pathlib import Path
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
-AGENT_ENTRY = "from harness.agent import entry; entry()"
+SUPERVISOR_ENTRY = "from harness.supervisor import entry; entry()"
 # Every module of the harness package: the copy the sandboxes get holds exactly these,
-# and the agent hashes the same set inside (agent.harness_version), so the list is
+# and the supervisor hashes the same set inside (supervisor.harness_version), so the list is
 # written down nowhere and a new module cannot be left out of either.
 FILES = tuple(sorted(path.name for path in HARNESS_DIR.glob("*.py")))
 
 
 @lru_cache(maxsize=1)
 def harness_version() -> str:
-    """SHA-256 over the harness files: the same computation the agent does inside."""
+    """SHA-256 over the harness files: the same computation the supervisor does inside."""
     digest = hashlib.sha256()
     for name in FILES:
         digest.update(name.encode() + b"\0" + (HARNESS_DIR / name).read_bytes() + b"\0")
@@ -38,7 +38,7 @@ def readable_copy() -> Path:
     target = Path(tempfile.gettempdir()) / f"taskplatform-harness-{version[:16]}"
     if target.exists() and not _trusted(target):
         raise RuntimeError(f"{target} exists but is not a harness copy this user made; remove it")
-    if not (target / "agent.py").exists():
+    if not (target / "supervisor.py").exists():
         staging = Path(tempfile.mkdtemp(prefix="harness-", dir=tempfile.gettempdir()))
         for name in FILES:
             shutil.copyfile(HARNESS_DIR / name, staging / name)

@@ -5,8 +5,8 @@ bwrap, a new interpreter and the harness's imports: about twice a bare `python3`
 spawn. A template (evaluation/sandbox/harness/fresh.py) is a bwrap sandbox that has paid
 those once and only ever forks: each fresh sandbox is a child of it in new user,
 mount, PID, network, IPC, UTS and cgroup namespaces, with its own /proc, its own
-empty /scratch, /tmp and /dev/shm, no capabilities and no_new_privs, running an
-agent as its PID 1. Closing one kills that PID 1, and with it the whole namespace.
+empty /scratch, /tmp and /dev/shm, no capabilities and no_new_privs, running a
+supervisor as its PID 1. Closing one kills that PID 1, and with it the whole namespace.
 
 Templates are kept per hash seed and interpreter (both fixed when an interpreter
 starts) on a small shelf, and each serves one fresh sandbox at a time, so the
@@ -28,7 +28,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evaluation.sandbox.base import AgentSandbox
+from evaluation.sandbox.base import SupervisorSandbox
 from evaluation.sandbox.bwrap import SCRATCH_BYTES, bwrap_command, launch, sandbox_python, stop
 from evaluation.sandbox.channel import FrameReader, wait_readable
 from evaluation.sandbox.errors import SandboxFailure
@@ -143,7 +143,7 @@ class SandboxTemplate:
             self.uid_lease = None
 
 
-class ForkedSandbox(AgentSandbox):
+class ForkedSandbox(SupervisorSandbox):
     """A fresh sandbox from a template: a cold sandbox, for one run, then gone."""
 
     backend = "bwrap"

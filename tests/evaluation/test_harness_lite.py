@@ -122,7 +122,7 @@ def test_shuffled_is_a_permutation_fixed_by_the_seed():
 def test_a_cold_agent_starts_without_the_costly_modules(harness_parent):
     """Every module named here costs milliseconds inside bwrap (they pull in enum and
     re), which a one-run sandbox pays before the candidate runs."""
-    probe = "import sys, harness.agent; print(' '.join(sorted(sys.modules)))"
+    probe = "import sys, harness.supervisor; print(' '.join(sorted(sys.modules)))"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(harness_parent), "HARNESS_WARM": "0"}
     out = subprocess.run(
         ["/usr/bin/python3", "-S", "-s", "-B", "-P", "-c", probe], env=env, capture_output=True, text=True, check=True
@@ -149,7 +149,7 @@ def test_cold_sandboxes_seed_random_for_the_solution_and_the_tests():
 
 REHEARSAL = """
 import gc, json, os, sys
-from harness import agent
+from harness import supervisor, zygote  # the supervisor loads all a zygote holds
 
 def state():
     gc.collect()
@@ -158,10 +158,10 @@ def state():
 devnull = os.open(os.devnull, os.O_RDONLY)
 steps = 0
 before = state()
-for _ in agent.rehearse_solution(devnull):
+for _ in zygote.rehearse_solution(devnull):
     steps += 1
 for stop_after in (1, 2):  # a spare stops where its run's order finds it
-    walk = agent.rehearse_solution(devnull)
+    walk = zygote.rehearse_solution(devnull)
     for _ in range(stop_after):
         next(walk)
     walk.close()
@@ -175,7 +175,7 @@ print(json.dumps({"fds": [before[0], after[0]], "new_modules": sorted(set(after[
 
 
 def test_the_rehearsal_leaves_nothing_behind(tmp_path, harness_parent):
-    """A spare walks a run's path before its run (agent.rehearse_solution), stopping
+    """A spare walks a run's path before its run (zygote.rehearse_solution), stopping
     where the run's order finds it: no descriptor, module, object or cycle may outlive
     the walk, whole or stopped, or a candidate would find what no fresh process holds."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(harness_parent), "HARNESS_SCRATCH": str(tmp_path)}

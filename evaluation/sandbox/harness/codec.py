@@ -20,7 +20,7 @@ Exact types only: a value of a subclass (a candidate's `class Sneaky(int)`, a
 Counter subclass with a rigged `__eq__`) is not plain data. The solution's side
 sends such objects, and every other object, as handles (`handle_of`): they stay
 in the solution's process, and the judge compares them without calling any of
-their methods (judge.RemoteObject). So an object with a rigged `__eq__`,
+their methods (remote.RemoteObject). So an object with a rigged `__eq__`,
 `__hash__` or `__lt__` can never reach a comparison in the judge: the judge
 compares only objects it built itself from data.
 Nested to a bounded depth, with a bounded number of parts.

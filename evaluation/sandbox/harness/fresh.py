@@ -2,16 +2,16 @@
 
 A cold sandbox started by exec pays for bwrap (~7 ms), a new interpreter and the
 harness's imports before anything runs: twice a bare `python3` spawn. The template
-is a bwrap sandbox like any other that has imported the agent and the modules a
+is a bwrap sandbox like any other that has imported the supervisor and the modules a
 warm sandbox holds, and never does anything else: it runs no candidate code, reads
 no test and holds no run's descriptor past a fork. For each fresh sandbox it forks
 a child that enters new user, mount, PID, network, IPC, UTS and cgroup namespaces,
 and that child's own child, PID 1 there, mounts its own /proc and a new tmpfs on
 /scratch, /tmp and /dev/shm, drops every capability the new user namespace gave
-it, sets no_new_privs and becomes an agent on the descriptors the host sent.
+it, sets no_new_privs and becomes a supervisor on the descriptors the host sent.
 
 What a run inside sees is what a sandbox started by exec shows: the same read-only
-system and /dev, empty writable places, its agent as PID 1, a /proc of its own
+system and /dev, empty writable places, its supervisor as PID 1, a /proc of its own
 processes only, a loopback-only network, no capabilities. What it shares with the
 template is the template's user namespace (so its uid) and the template's memory
 image, which no candidate ever touched. The host gives a template one fresh
@@ -33,7 +33,7 @@ import select
 import struct
 import sys
 
-from harness import agent, lite, protocol
+from harness import lite, protocol, scratch, supervisor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ IN_FD, OUT_FD = 0, 1
 
 
 def entry() -> None:
-    """What a template runs: agent.entry() with HARNESS_TEMPLATE=1."""
+    """What a template runs: supervisor.entry() with HARNESS_TEMPLATE=1."""
     try:
         template_main(lite.Socket(fileno=IN_FD))
     except OSError:
@@ -64,16 +64,16 @@ def entry() -> None:
 
 
 def template_main(ctl: lite.Socket) -> None:
-    agent._prctl(agent.PR_SET_DUMPABLE, 0)  # inherited by every fork: no ptrace, no /proc/<pid>/mem
-    for name in agent.WARM_MODULES:  # what a warm sandbox holds, so its runs and ours see the same
+    lite.prctl(supervisor.PR_SET_DUMPABLE, 0)  # inherited by every fork: no ptrace, no /proc/<pid>/mem
+    for name in supervisor.WARM_MODULES:  # what a warm sandbox holds, so its runs and ours see the same
         __import__(name)
     before = set(sys.modules)
-    agent.harness_version()  # computed once here (it is cached), not in every sandbox...
+    supervisor.harness_version()  # computed once here (it is cached), not in every sandbox...
     for name in set(sys.modules) - before:  # ...and what it imported is not in their processes,
         del sys.modules[name]  # which a warm sandbox's fork before it ever computes it
     gc.collect()
     gc.freeze()
-    ctl.send(lite.dumps({"op": "ready", "harness": agent.harness_version(), "pid": os.getpid()}).encode())
+    ctl.send(lite.dumps({"op": "ready", "harness": supervisor.harness_version(), "pid": os.getpid()}).encode())
     children: dict[int, int] = {}  # first child -> the sandbox's PID 1 (as this namespace numbers it)
     while True:
         try:
@@ -147,12 +147,12 @@ def _first_child(fds: list[int], report_w: int) -> None:
         # A process writes its own uid_map only while dumpable (otherwise /proc/self is
         # not its own). Nothing here can reach this child: no run's process shares
         # our PID namespace or our uid, and it is not dumpable again before it forks.
-        agent._prctl(agent.PR_SET_DUMPABLE, 1)
+        lite.prctl(supervisor.PR_SET_DUMPABLE, 1)
         lite.check(lite.libc("unshare", "i")(NAMESPACES), "unshare")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        agent._prctl(agent.PR_SET_DUMPABLE, 0)
+        lite.prctl(supervisor.PR_SET_DUMPABLE, 0)
     except OSError as exc:
         _setup_failed(fds, f"entering new namespaces: {exc}", exc.errno)
     pid = os.fork()
@@ -183,15 +183,15 @@ def _sandbox_init(fds: list[int]) -> None:
         os.setsid()
         _mount_filesystems()
         _drop_privileges()
-        os.chdir(agent.SCRATCH)
+        os.chdir(scratch.SCRATCH)
     except OSError as exc:
         _setup_failed([IN_FD, OUT_FD], f"building the sandbox: {exc}", exc.errno)
-    # From here on this is an agent like any other: it serves runs, and its processes
+    # From here on this is a supervisor like any other: it serves runs, and its processes
     # hold the modules a warm sandbox's hold, this one aside.
     del os.environ["HARNESS_TEMPLATE"]
     sys.modules.pop(__name__, None)
     vars(sys.modules["harness"]).pop("fresh", None)
-    agent.entry()  # one agent, as exec would start it; it returns when the host closes the channel
+    supervisor.entry()  # one supervisor, as exec would start it; it returns when the host closes the channel
     os._exit(0)
 
 

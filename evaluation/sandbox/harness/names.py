@@ -1,7 +1,7 @@
 """Names of the builtins and the standard library, and the objects they name here.
 
 A type or a function crosses the solution boundary by its module and qualified
-name (codec.py); a test sees the modules the solution imported (judge.py). In
+name (codec.py); a test sees the modules the solution imported (scope.py). In
 both, the receiving side looks a name up only among objects it already trusts:
 the builtins and modules of the standard library (sys.stdlib_module_names) that
 were loaded from the interpreter's own files. It never imports a module from

@@ -1,7 +1,7 @@
 """Length-prefixed JSON frames over file descriptors.
 
 Reads are exact (os.read loops, no buffering), so a reader never consumes
-bytes past its own frame: the agent reads the run frame and leaves the tests
+bytes past its own frame: the supervisor reads the run frame and leaves the tests
 frame for the judge to read from the same descriptor.
 """
 

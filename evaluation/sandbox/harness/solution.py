@@ -1,4 +1,4 @@
-"""The solution's side of a run: a process forked from the pristine agent, so it
+"""The solution's side of a run: a process forked from the pristine zygote, so it
 holds no test and no expected value, that loads the candidate and answers the
 judge. Whatever the candidate does here, only plain data goes back."""
 
@@ -86,7 +86,7 @@ def _linger() -> None:
         signal.pause()
 
 
-# What a handle's flags tell the judge about its object (judge.RemoteObject).
+# What a handle's flags tell the judge about its object (remote.RemoteObject).
 CALLABLE, OWN_EQ, HAS_BASE = 1, 2, 4
 # Built-in value types an object of the candidate's class may derive from: the judge
 # compares it by the value the base type's own methods read (base_value).
@@ -265,7 +265,20 @@ def _answer(request: dict[str, Any], module: types.ModuleType, objects: _Objects
     return reply
 
 
-# What a spare runs through while it waits (agent.rehearse_solution): a process forked from
+def seed_random(seed: int, code: Any) -> None:
+    """Code that draws from `random` draws the same numbers for the same seed: in a
+    solution process `code` is the candidate's source, in the judge the tests.
+    A warm sandbox has `random` loaded; a cold one imports it (~4 ms) only for
+    code that names it. (Code that hides the name from us gets unseeded numbers,
+    as it would from os.urandom: its own results are then what varies.)"""
+    if "random" not in sys.modules and "random" not in (code if isinstance(code, str) else repr(code)):
+        return
+    import random
+
+    random.seed(seed)
+
+
+# What a spare runs through while it waits (zygote.rehearse_solution): a process forked from
 # the zygote shares its pages until it writes to one, and each first write costs a
 # copy (a fault, ~5 us here). Walking a run's own code path once, before the run,
 # takes those copies off the run's clock: about 70 of them, a tenth of a warm check.

@@ -1,4 +1,4 @@
-"""The pytest kind, run in the judge's process.
+"""The pytest suite kind, run in the judge's process.
 
 pytest and the test module run here, never in the solution's process: the
 test source is compiled from memory (no file holds it), reports are taken
@@ -17,11 +17,46 @@ import sys
 import types
 import uuid
 
+from . import scope, scratch
+from .outcomes import OUTCOME_FAILED, OUTCOME_PASSED, LoadError
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
     from typing import Any
 
+    from .judge import Judge
+
 STUB = "# The tests live in the judge's memory; this file only anchors pytest's collection.\n"
+
+
+def run(judge: Judge) -> None:
+    """pytest runs here, in the judge; the candidate only answers requests, as for
+    the other kinds. Every collected test must report a call: one that did not, or
+    was skipped, is no pass."""
+    child = judge.load()
+    modules = (judge.tests.get("visible") or []) + (judge.tests.get("hidden") or [])
+    setup = judge.tests.get("setup") or ""
+    source = "\n\n".join([setup, *modules]) if setup else "\n\n".join(modules)
+    plugin = run_pytest_in_judge(judge, child, source, int(judge.run_spec["seed"]), scratch.SCRATCH_FOR_JUDGE)
+    if judge.fatal_failure is not None:
+        raise judge.fatal_failure
+    if plugin.collect_errors:
+        judge.load_error = "collection failed:\n" + "\n".join(plugin.collect_errors)
+        raise LoadError(judge.load_error)
+    for nodeid in plugin.collected:
+        entry = plugin.reports.get(nodeid)
+        if entry is None or not entry.get("called"):
+            outcome = (entry or {}).get("outcome", OUTCOME_FAILED)
+            outcome = OUTCOME_FAILED if outcome == OUTCOME_PASSED else outcome
+            message = (entry or {}).get("message") or "the test never ran to completion"
+            judge.outcomes.append({"name": nodeid, "outcome": outcome, "message": message, "duration_s": 0.0})
+        else:
+            judge.outcomes.append({"name": nodeid, "outcome": entry["outcome"], "message": entry["message"][:2000],
+                                   "duration_s": entry["duration"]})  # fmt: skip
+    if not plugin.collected:
+        judge.fatal, judge.message = "failed", "no test was collected"
+    elif not plugin.finished:
+        judge.fatal, judge.message = "failed", "the test session did not finish"
 
 
 def proxy_module(judge: Any, child: Any) -> types.ModuleType:
@@ -32,7 +67,7 @@ def proxy_module(judge: Any, child: Any) -> types.ModuleType:
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        imported = judge.imported(lambda wanted: wanted == name)
+        imported = scope.imported(judge, lambda wanted: wanted == name)
         if name in imported:
             return imported[name]
         return judge.remote(child, {"op": "get", "name": name}, name)

@@ -1,0 +1,80 @@
+"""What judging a run produces, shared by every suite kind: each test's outcome,
+the failures that decide outcomes (the candidate's, the suite's, the sandbox's),
+and the run's record as the supervisor sends it to the host."""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .judge import Judge
+
+OUTCOME_PASSED, OUTCOME_FAILED, OUTCOME_ERROR, OUTCOME_SKIPPED = "passed", "failed", "error", "skipped"
+# A failure of the candidate that ends the whole run rather than one test.
+FATAL = {"timeout": "timeout", "memory": "memory_exceeded", "output": "output_exceeded"}
+
+
+class CandidateFailure(Exception):
+    """The candidate did not produce a value: it raised, exited, returned something
+    that is not plain data, ran out of time or memory, or flooded its output."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ChannelLost(BaseException):
+    """The zygote is gone or stuck: the sandbox is broken for this run. A BaseException,
+    so the handlers that turn test errors into outcomes never swallow it."""
+
+
+class SuiteProblem(Exception):
+    """The test suite itself cannot run as written (not the candidate's fault)."""
+
+
+class LoadError(Exception):
+    """The solution does not load (syntax error, import error, exception at import)."""
+
+
+def outcome_of(name: str, outcome: str, message: str, started: float) -> dict[str, Any]:
+    """One test's outcome, timed from `started` (time.monotonic())."""
+    return {"name": name, "outcome": outcome, "message": message[:2000], "duration_s": time.monotonic() - started}
+
+
+def run_record(judge: Judge) -> dict[str, Any]:
+    """The complete record of a judged run: its status, each test's outcome, what the
+    candidate wrote, and the exits the supervisor accounts for."""
+    stdout = "".join(c.out.text() for c in judge.children if judge.run_spec["kind"] != "stdio")
+    stderr = "".join(c.err.text() for c in judge.children)
+    if judge.fatal:
+        status = judge.fatal
+    elif any(o["outcome"] != OUTCOME_PASSED for o in judge.outcomes) or not judge.outcomes:
+        status = "failed"
+    else:
+        status = "passed"
+    return {
+        "complete": True,
+        "status": status,
+        "message": getattr(judge, "message", ""),
+        "tests": judge.outcomes,
+        "stdout": stdout,
+        "stderr": stderr,
+        "output_truncated": any(c.out.exceeded or c.err.exceeded for c in judge.children),
+        "timings_ms": judge.marks,
+        # The exits the zygote reported, for the run's accounting; the supervisor removes these.
+        "solution_exits": [c.exit for c in judge.children if c.exit],
+        "solution_count": len(judge.children),
+        # The suite's setup raised (its traceback): with a reference, the task is broken.
+        "setup_error": judge.setup_error,
+    }
+
+
+def harness_fault_record() -> dict[str, Any]:
+    """The record of a run the harness itself failed to judge (called in its `except`)."""
+    import traceback
+
+    return {"complete": True, "status": "sandbox_error", "message": traceback.format_exc()[-4000:],
+            "tests": [], "stdout": "", "stderr": ""}  # fmt: skip
