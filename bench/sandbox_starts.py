@@ -17,8 +17,8 @@ Figures:
 - start_failures: starts whose caller got an error (what a user would see);
   failure_rate = start_failures / starts. Goal 0.
 - raw_start_failures, start_retries: start attempts that failed and were retried
-  inside the pool or the cold-sandbox path, by reason, from the sandbox metrics of
-  each worker process (evaluation/sandbox/metrics.py); absent where the code
+  inside the pool or the cold-sandbox path, by reason, from the sandbox counters of
+  each worker process (evaluation/sandbox/counters.py); absent where the code
   counts none.
 - reaped: processes the reapers killed (what closed sandboxes left behind).
 
@@ -87,7 +87,7 @@ def split_counts(starts: int, mix: dict[str, float]) -> dict[str, int]:
 
 def docker_available() -> str | None:
     """Why Docker sandboxes cannot start here, or None."""
-    from evaluation.sandbox.metrics import backend_problem
+    from evaluation.sandbox.probe import backend_problem
 
     try:
         return backend_problem("docker")
@@ -161,7 +161,7 @@ class Worker:
                 self.sweeps += 1
 
     def run(self) -> dict[str, Any]:
-        from evaluation.sandbox import metrics
+        from evaluation.sandbox import counters
 
         # Two hash seeds: a worker keeps one template per seed and core (templates.py), so
         # more seeds than that would measure template starts, not fresh sandboxes.
@@ -183,7 +183,7 @@ class Worker:
         for pool in self.pools.values():
             pool.close()
         self.engine.close_pools()
-        snapshot = metrics.snapshot()
+        snapshot = counters.snapshot()
         return {
             "done": dict(self.done),
             "failures": dict(self.failures),

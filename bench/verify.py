@@ -77,7 +77,8 @@ from evaluation.sandbox import engine, replay  # noqa: E402
 from evaluation.sandbox.types import hash_seed_for  # noqa: E402
 from evaluation.verification import audit  # noqa: E402
 from evaluation.verification.config import VerifyConfig  # noqa: E402
-from evaluation.verification.pipeline import execution_request, verifications_run  # noqa: E402
+from evaluation.verification.executions import execution_request  # noqa: E402
+from evaluation.verification.inline import verifications_run  # noqa: E402
 
 BACKEND = "bwrap"
 WORKER_SCRIPT = ROOT / "platform" / "scripts" / "worker.sh"  # the worker `make run` starts

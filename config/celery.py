@@ -1,7 +1,7 @@
 """The Celery application. Configuration comes from Django settings (CELERY_*).
 
 Workers that take sandbox work also publish their sandbox pools' stats to Redis
-(evaluation/sandbox/metrics.py), which the web's /metrics and /healthz read; and
+(evaluation/sandbox/pool_reports.py), which the web's /metrics and /healthz read; and
 with LOG_FORMAT=json their log lines are JSON like the web's (config/ops/logs.py).
 """
 
@@ -35,7 +35,7 @@ def _start_pool_reporter(host: str) -> None:
     broker = str(app.conf.broker_url or "")
     if _reporter is not None or not broker.startswith(("redis://", "rediss://")) or not _runs_sandboxes():
         return  # the filesystem broker has no Redis to report to: embedded mode reads its pool directly
-    from evaluation.sandbox.metrics import PoolReporter
+    from evaluation.sandbox.pool_reports import PoolReporter
 
     _reporter = PoolReporter(broker, host).start()
 

@@ -21,7 +21,7 @@ def _verify_on_submit(sender: Any, *, version_id: int, actor_id: int | None = No
     done already (verified before it was submitted) moves its task at once by that
     verdict; otherwise it enqueues the verification (VERIFICATION["ON_SUBMIT"]),
     which decides when it finishes."""
-    from evaluation.verification.pipeline import verification_verdict_apply
+    from evaluation.verification.finishing import verification_verdict_apply
 
     if verification_verdict_apply(version_id=version_id):
         return

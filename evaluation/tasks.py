@@ -24,16 +24,10 @@ from evaluation.queues import queued_messages, urgent_work_waiting
 from evaluation.sandbox.errors import SandboxUnavailable
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.execution_chunks import chunk_size_for, execution_chunks, executions_run
-from evaluation.verification.pipeline import (
-    execution_claim_stale_in,
-    execution_run,
-    verification_finish,
-    verification_plan,
-    verification_verdict_apply,
-    verifications_reap,
-    versions_unplanned,
-    versions_verdict_unapplied,
-)
+from evaluation.verification.executions import execution_claim_stale_in, execution_run
+from evaluation.verification.finishing import verification_finish, verification_verdict_apply
+from evaluation.verification.planning import verification_plan
+from evaluation.verification.reaper import verifications_reap, versions_unplanned, versions_verdict_unapplied
 from tasks_app.models import TaskVersion
 
 SANDBOX_QUEUE = "sandbox"

@@ -114,7 +114,7 @@ def check_broker() -> CheckResult:
 
 def check_sandbox() -> CheckResult:
     from evaluation.sandbox.engine import default_backend
-    from evaluation.sandbox.metrics import read_pool_reports
+    from evaluation.sandbox.pool_reports import read_pool_reports
     from evaluation.sandbox.probe import backend_status
 
     url = redis_url()

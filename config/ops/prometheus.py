@@ -140,7 +140,7 @@ class ScrapeTimeCollector(Collector):
         url = redis_url()
         if url is None:
             return  # embedded: no worker reports (docs/operations.md)
-        from evaluation.sandbox.metrics import read_pool_reports
+        from evaluation.sandbox.pool_reports import read_pool_reports
 
         up = _source_up("pool_reports")
         try:

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from evaluation.sandbox import evidence, metrics, replay
+from evaluation.sandbox import counters, evidence, replay
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
@@ -115,7 +115,7 @@ def cold_sandbox(backend: str, hash_seed: int, how: str | None = None) -> Any:
                 count_failure(exc, backend=backend, kind="fresh", attempt=1, retry=not missing)
                 if missing:
                     raise
-                metrics.log.warning("no sandbox from a template (%s): starting one by exec", exc)
+                counters.log.warning("no sandbox from a template (%s): starting one by exec", exc)
     kind = "exec" if backend == "bwrap" else "cold"
     return start_sandbox(lambda: sandbox_factory(backend, warm=False)(0, hash_seed).start(), backend=backend,
                          kind=kind)  # fmt: skip
@@ -185,7 +185,7 @@ def _ask_the_remains(attempt: _Attempt, sandbox: Any) -> None:
     try:
         anomaly, detail = seen()
     except Exception as exc:  # the evidence is a nicety; the run's blame stands without it
-        metrics.log.warning("could not ask a lost sandbox what happened: %s", exc)
+        counters.log.warning("could not ask a lost sandbox what happened: %s", exc)
         return
     attempt.anomaly = anomaly or attempt.anomaly
     if detail:
@@ -293,7 +293,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
 
 def _log(result: RunResult, request: RunRequest, anomalies: list[str | None]) -> None:
     result.request_digest = _keep_for_replay(request)
-    metrics.record_execution(
+    counters.record_execution(
         {
             "event": "execution",
             "backend": result.backend,
@@ -330,5 +330,5 @@ def _keep_for_replay(request: RunRequest) -> str:
     try:
         replay.store(body, digest)
     except OSError as exc:  # a full disk must not fail the run; the log line says so
-        metrics.log.warning("could not keep request %s for replay: %s", digest, exc)
+        counters.log.warning("could not keep request %s for replay: %s", digest, exc)
     return digest

@@ -20,7 +20,6 @@ import uuid
 from pathlib import Path
 
 from evaluation.sandbox.errors import SandboxFailure
-from evaluation.sandbox.metrics import backend_problem
 from evaluation.sandbox.types import Limits, RunRequest
 
 # How long a probe's answer stands before the next caller probes again.
@@ -35,6 +34,41 @@ _REASON_CHARS = 300
 
 _cache: dict[tuple[str | None, ...], tuple[float, str | None]] = {}
 _lock = threading.Lock()
+
+
+def backend_problem(backend: str) -> str | None:
+    """Why `backend` cannot start sandboxes on this host, in a few words; None when it can.
+    Cheap enough for every report: a PATH lookup, or a Docker ping and an image lookup."""
+    if backend == "bwrap":
+        if shutil.which("bwrap") is None:
+            return "bubblewrap (bwrap) is not installed"
+        from evaluation.sandbox.bwrap import DEFAULT_PYTHON
+
+        if not os.access(os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON), os.X_OK):
+            return "the sandbox interpreter (SANDBOX_PYTHON) is missing"
+        return None
+    if backend == "docker":
+        import docker
+
+        from evaluation.sandbox.docker_backend import IMAGE
+
+        try:
+            client = docker.from_env(timeout=3)
+        except Exception:
+            return "no Docker engine configured"
+        try:
+            try:
+                client.ping()
+            except Exception:
+                return "the Docker engine does not answer"
+            try:
+                client.images.get(IMAGE)
+            except Exception:
+                return f"the sandbox image {IMAGE} is missing"
+            return None
+        finally:
+            client.close()
+    return f"unknown sandbox backend {backend!r}"
 
 
 def backend_probe(backend: str) -> str | None:

@@ -2,8 +2,10 @@
 
 The log line of an execution names its `request_digest`; the request itself
 (solution, tests, limits, seed, repeat) is written once under that digest, and
-`python -m evaluation.sandbox.replay DIGEST` runs it again and prints the
-result beside what the runtime fingerprint and harness version must match.
+`manage.py replay DIGEST` (evaluation/management/commands/replay.py) runs it
+again and prints the result beside what the runtime fingerprint and harness
+version must match. This module only keeps and loads requests: the engine imports
+it to keep each one, so it never imports the engine.
 
 Where: SANDBOX_REPLAY_DIR (default: var/replay in the checkout, or under
 PLATFORM_VAR_DIR); set it to `off` to keep nothing.
@@ -11,12 +13,10 @@ PLATFORM_VAR_DIR); set it to `off` to keep nothing.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -114,27 +114,3 @@ def load(digest: str) -> RunRequest:
         seed=int(body["seed"]),
         repeat=int(body["repeat"]),
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Run a recorded request again and print its result as JSON.")
-    parser.add_argument("digest", help="the request_digest of an execution's log line")
-    parser.add_argument("--backend", choices=("bwrap", "docker"), default=None)
-    args = parser.parse_args(argv)
-    try:
-        request = load(args.digest)
-    except NotRecorded as exc:
-        print(f"replay: {exc}", file=sys.stderr)
-        return 2
-    from evaluation.sandbox import engine
-
-    try:
-        result = engine.run(request, backend=args.backend, warm=False)
-    finally:
-        engine.close_pools()
-    print(json.dumps(result.as_dict(), indent=2, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

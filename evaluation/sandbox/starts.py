@@ -8,7 +8,7 @@ second start a moment later succeeds; one the backend cannot ever serve
 (`backend_missing`: no bwrap, no Docker engine or image) is not retried. Both the
 warm pool (pool.py) and the cold-sandbox path (engine.cold_sandbox) start through
 `start_sandbox`, which counts each failed attempt by backend and reason in the
-sandbox metrics (metrics.record_start_failure: a Prometheus counter on /metrics
+sandbox counters (counters.record_start_failure: a Prometheus counter on /metrics
 and one JSON log line) and retries up to SANDBOX_START_ATTEMPTS attempts in all.
 """
 
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from evaluation.sandbox import metrics
+from evaluation.sandbox import counters
 from evaluation.sandbox.errors import SandboxFailure
 
 T = TypeVar("T")
@@ -64,7 +64,7 @@ def failure_reason(exc: BaseException) -> str:
 def count_failure(exc: BaseException, *, backend: str, kind: str, attempt: int, retry: bool) -> str:
     """Count one failed start attempt (metrics and a JSON log line); returns its reason."""
     reason = failure_reason(exc)
-    metrics.record_start_failure({"event": "sandbox_start_failure", "backend": backend, "kind": kind,
+    counters.record_start_failure({"event": "sandbox_start_failure", "backend": backend, "kind": kind,
                                   "reason": reason, "attempt": attempt, "retry": retry,
                                   "detail": str(exc)[:500]})  # fmt: skip
     return reason

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.db import transaction
-
+from evaluation import dispatch
 from evaluation.models import Execution, MutantEquivalence
 from tasks_app.errors import NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import Task, TaskVersion
@@ -20,10 +19,7 @@ def verification_request(*, actor: Any, version: TaskVersion, force: bool = Fals
     """Queue a verification of `version` (after this transaction commits)."""
     if not has_role(actor, CURATOR, REVIEWER):
         raise PermissionDenied("Only curators and reviewers start verifications.")
-    from evaluation.tasks import verify_version
-
-    version_id, actor_id = version.pk, actor.pk
-    transaction.on_commit(lambda: verify_version.delay(version_id, force=force, requested_by_id=actor_id))
+    dispatch.delay_on_commit("evaluation.verify_version", version.pk, force=force, requested_by_id=actor.pk)
 
 
 def mutant_mark_equivalent(*, actor: Any, task: Task, mutant_digest: str, note: str = "") -> MutantEquivalence:
@@ -48,9 +44,6 @@ def verifications_request_many(*, actor: Any, tasks: Any) -> int:
     out), after this transaction commits. Returns how many were queued."""
     if not has_role(actor, CURATOR, REVIEWER):
         raise PermissionDenied("Only curators and reviewers start verifications.")
-    from evaluation.tasks import verify_version
-
     ids = list(tasks.exclude(state="retired").exclude(latest_version=None).values_list("latest_version_id", flat=True))
-    actor_id = actor.pk
-    transaction.on_commit(lambda: [verify_version.delay(i, requested_by_id=actor_id) for i in ids])
+    dispatch.delay_each_on_commit("evaluation.verify_version", [((i,), {"requested_by_id": actor.pk}) for i in ids])
     return len(ids)

@@ -34,7 +34,7 @@ from django.conf import settings
 from evaluation.models import Execution
 from evaluation.sandbox.errors import SandboxUnavailable
 from evaluation.sandbox.worker_names import worker_name
-from evaluation.verification.pipeline import RunContext, execution_claim_stale_in, execution_run
+from evaluation.verification.executions import RunContext, execution_claim_stale_in, execution_run
 from evaluation.verification.threads import run_on_threads
 
 log = logging.getLogger(__name__)

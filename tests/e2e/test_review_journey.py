@@ -10,7 +10,7 @@ import time
 from playwright.sync_api import expect
 
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.models import State, Task, Transition
 from tasks_app.services import task_submit, task_transition
 from tests.e2e.catalogue import weak_grade_task

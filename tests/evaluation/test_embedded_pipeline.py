@@ -41,7 +41,7 @@ from evaluation.verification.execution_chunks import (
     execution_chunks,
     executions_run,
 )
-from evaluation.verification.pipeline import verification_plan
+from evaluation.verification.planning import verification_plan
 
 from .conftest import needs_bwrap
 from .test_celery_workers import (

@@ -25,7 +25,8 @@ from django.core.management import call_command
 
 from evaluation.models import Execution, Verification, VerificationState
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_finish, versions_verdict_unapplied
+from evaluation.verification.finishing import verification_finish
+from evaluation.verification.reaper import versions_verdict_unapplied
 from tasks_app.content import VersionContent
 from tasks_app.importers.service import tasks_import
 from tasks_app.models import State, Task, Transition

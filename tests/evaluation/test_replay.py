@@ -1,11 +1,15 @@
-"""Any logged execution can be run again from its log line's request digest."""
+"""Any logged execution can be run again from its log line's request digest (`manage.py replay`)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from evaluation.sandbox import engine, replay
 from evaluation.sandbox.types import Limits, RunRequest
@@ -28,7 +32,7 @@ def test_a_logged_run_replays_to_the_same_result(bwrap_pool, caplog, capsys):
     digest = json.loads(caplog.records[-1].getMessage())["request_digest"]
 
     assert replay.load(digest) == _request(seed=11)
-    assert replay.main([digest, "--backend", "bwrap"]) == 0
+    call_command("replay", digest, "--backend", "bwrap")  # exits 0
     again = json.loads(capsys.readouterr().out)
     assert again["status"] == str(first.status)
     assert [(t["name"], t["outcome"], t["message"]) for t in again["tests"]] == [
@@ -59,9 +63,21 @@ def test_bad_digests_and_altered_records_are_refused_clearly(tmp_path, monkeypat
     path.write_text(path.read_text().replace("randrange", "randint"))
     with pytest.raises(replay.NotRecorded, match="altered"):
         replay.load(digest)
-    assert replay.main(["nothex"]) == 2
-    assert "not a request digest" in capsys.readouterr().err
+    with pytest.raises(CommandError, match="not a request digest") as refused:
+        call_command("replay", "nothex")
+    assert refused.value.returncode == 2
     monkeypatch.setenv("SANDBOX_REPLAY_DIR", "off")
     assert replay.store(body, digest) is None
     with pytest.raises(replay.NotRecorded, match="off"):
         replay.load(digest)
+
+
+def test_manage_py_replay_exits_2_and_says_why_for_a_digest_with_no_record(tmp_path):
+    """The command line as docs/sandbox.md shows it: status 2 and the reason on stderr."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "SANDBOX_REPLAY_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "manage.py", "replay", "a" * 64], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"no request {'a' * 64} under {tmp_path}" in done.stderr
+    assert done.stdout == ""

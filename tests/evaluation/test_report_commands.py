@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.verification.audit.rows import ROW_FIELDS
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.models import State, Task
 from tasks_app.roles import CURATOR
 from tasks_app.services import task_submit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sandbox import engine, metrics
+from evaluation.sandbox import counters, engine
 from evaluation.sandbox.types import HASH_SEEDS, Limits, RunRequest, Status, hash_seed_for
 
 LIMITS = Limits(wall_s=3, cpu_s=2, memory_mb=256)
@@ -147,10 +147,10 @@ def test_a_solution_cannot_shadow_the_builtins_the_tests_use(sandbox, kind):
 
 
 def test_every_execution_is_logged_and_counted(sandbox, caplog):
-    metrics.reset()
+    counters.reset()
     with caplog.at_level("INFO", logger="evaluation.runs"):
         run(sandbox, request("assertions", ADD, ["assert add(1, 2) == 3"]))
-    assert metrics.snapshot()["executions"] == {f"{sandbox[0]}:passed": 1}
+    assert counters.snapshot()["executions"] == {f"{sandbox[0]}:passed": 1}
     import json
 
     line = json.loads(caplog.records[-1].getMessage())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.sandbox import engine, metrics, uids
+from evaluation.sandbox import counters, engine, uids
 from evaluation.sandbox.bwrap import BwrapSandbox, bwrap_path, sandbox_python
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.pool import SandboxPool
@@ -84,7 +84,7 @@ def flaky_bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
         return flaky
 
     engine.close_pools()  # no idle sandbox or template from before: every start is the test's
-    metrics.reset()
+    counters.reset()
     yield make
     engine.close_pools()
     for flaky in made:
@@ -105,7 +105,7 @@ def test_a_pool_sandbox_killed_while_it_starts_is_started_again_and_the_run_neve
         pool.close()
     assert result.status == Status.PASSED and result.attempts == 1 and result.anomaly is None, result.message
     assert flaky.starts == 2  # the killed start, then the one that served
-    assert metrics.start_counts("bwrap") == {"start_failures": {"killed": 1}, "start_retries": {"killed": 1}}
+    assert counters.start_counts("bwrap") == {"start_failures": {"killed": 1}, "start_retries": {"killed": 1}}
     lines = [json.loads(r.getMessage()) for r in caplog.records if "sandbox_start_failure" in r.getMessage()]
     assert len(lines) == 1
     assert lines[0]["backend"] == "bwrap" and lines[0]["kind"] == "warm" and lines[0]["reason"] == "killed"
@@ -118,7 +118,7 @@ def test_a_cold_sandbox_that_fails_to_start_is_started_again_unseen(flaky_bwrap)
     result = engine.run(trivial(), backend="bwrap", warm=False, cold="exec")
     assert result.status == Status.PASSED and result.attempts == 1 and result.anomaly is None, result.message
     assert flaky.starts == 2
-    counts = metrics.start_counts("bwrap")
+    counts = counters.start_counts("bwrap")
     assert counts == {"start_failures": {"channel_closed": 1}, "start_retries": {"channel_closed": 1}}
 
 
@@ -131,8 +131,8 @@ def test_a_failed_template_start_falls_back_to_exec_and_is_counted(flaky_bwrap):
     finally:
         sandbox.close()
     assert flaky.starts == 2
-    assert metrics.start_counts("bwrap") == {"start_failures": {"template_failed": 1},
-                                             "start_retries": {"template_failed": 1}}  # fmt: skip
+    assert counters.start_counts("bwrap") == {"start_failures": {"template_failed": 1},
+                                              "start_retries": {"template_failed": 1}}  # fmt: skip
 
 
 @needs_bwrap
@@ -142,7 +142,7 @@ def test_a_start_that_fails_every_time_is_a_sandbox_error_never_the_solutions(fl
     result = engine.run(trivial(), backend="bwrap", warm=False, cold="exec")
     assert result.status == Status.SANDBOX_ERROR and not result.passed
     assert result.anomaly == "start_failed" and "did not come up" in result.message
-    counts = metrics.start_counts("bwrap")
+    counts = counters.start_counts("bwrap")
     # Each of the run's two attempts tried `attempts` starts; the last of each was not retried.
     assert counts["start_failures"] == {"channel_closed": 2 * attempts}
     assert counts["start_retries"] == {"channel_closed": 2 * (attempts - 1)}

@@ -13,7 +13,7 @@ from evaluation.sandbox import engine
 from evaluation.sandbox.harness_files import FILES
 from evaluation.sandbox.types import Limits, RunRequest, Status
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.models import State
 from tasks_app.services import task_submit
 from tests.factories import make_task

@@ -7,7 +7,9 @@ import pytest
 
 from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import execution_run, verification_plan, verification_run_inline
+from evaluation.verification.executions import execution_run
+from evaluation.verification.inline import verification_run_inline
+from evaluation.verification.planning import verification_plan
 from tasks_app.models import State
 from tasks_app.services import task_submit
 from tests.factories import make_task
@@ -150,7 +152,7 @@ def test_a_verification_stuck_past_its_deadline_is_reaped_and_resumed(curator):
 
     from django.utils import timezone
 
-    from evaluation.verification.pipeline import verifications_reap
+    from evaluation.verification.reaper import verifications_reap
 
     task = _clamp_task(curator, hidden=STRONG_CLAMP_TESTS, slug="stuck")
     verification, todo = verification_plan(version=task.latest_version, config=SMALL)
@@ -228,7 +230,7 @@ def test_an_execution_is_recorded_and_counted_once_when_two_workers_finish_it(cu
 
     # A worker killed between recording and counting leaves progress short; the reaper recounts.
     Verification.objects.filter(pk=verification.pk).update(done=0, deadline_at=timezone.now())
-    from evaluation.verification.pipeline import verifications_reap
+    from evaluation.verification.reaper import verifications_reap
 
     verifications_reap()
     verification.refresh_from_db()

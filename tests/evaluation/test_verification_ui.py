@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from evaluation.models import MutantEquivalence, Verification
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.services import task_submit
 from tests.factories import make_task
 

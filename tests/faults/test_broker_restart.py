@@ -27,7 +27,7 @@ from django.utils import timezone
 from evaluation.models import Execution, Verification, VerificationState
 from evaluation.queues import queued_messages
 from evaluation.tasks import SANDBOX_QUEUE, verify_version
-from evaluation.verification.pipeline import verifications_reap
+from evaluation.verification.reaper import verifications_reap
 from tests.evaluation.conftest import needs_bwrap
 from tests.evaluation.test_celery_workers import (
     SLOW_NO_UPPER_BOUND,
@@ -150,7 +150,7 @@ def test_a_submitted_version_never_planned_is_asked_for_again(curator: Any, sett
     """A verify_version message lost before the worker recorded anything leaves no row
     that a stalled-verification rule could find: the task just sits in `submitted`."""
     from evaluation.verification.config import VerifyConfig
-    from evaluation.verification.pipeline import versions_unplanned
+    from evaluation.verification.reaper import versions_unplanned
     from tasks_app.models import Task
 
     settings.VERIFICATION = {**settings.VERIFICATION, "STALL_AFTER_S": 60, "ON_SUBMIT": True}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluation.sandbox.metrics import PoolReporter
+from evaluation.sandbox.pool_reports import PoolReporter
 from tests.evaluation.conftest import needs_bwrap
 
 pytestmark = pytest.mark.django_db

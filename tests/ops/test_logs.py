@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from config.ops.logs import JsonFormatter
-from evaluation.sandbox import metrics
+from evaluation.sandbox import counters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def test_the_execution_line_is_flat_in_json_and_json_text_in_plain_logs(json_log
     line = {"event": "execution", "backend": "bwrap", "status": "passed", "wall_s": 0.01, "anomaly": ""}
     try:
         with caplog.at_level("INFO", logger="evaluation.runs"):
-            metrics.record_execution(line)
+            counters.record_execution(line)
     finally:
         runs.removeHandler(handler)
     (logged,) = _lines(stream)

@@ -9,7 +9,7 @@ import pytest
 
 from evaluation.models import Execution, Verification
 from evaluation.sandbox import engine
-from evaluation.sandbox.metrics import PoolReporter
+from evaluation.sandbox.pool_reports import PoolReporter
 from tests.factories import make_task
 
 from .conftest import family_names, parse_metrics, sample
@@ -131,21 +131,22 @@ def test_pool_stats_are_shown_per_worker_host_and_backend(client, redis_broker, 
 
 
 def test_failed_sandbox_starts_and_their_retries_are_counted_per_host_backend_and_reason(client, redis_broker):
-    from evaluation.sandbox import metrics
+    from evaluation.sandbox import counters
 
-    metrics.reset()
+    counters.reset()
     for retry in (True, True, False):  # a start tried three times: two retried, the last one given up
-        metrics.record_start_failure({"event": "sandbox_start_failure", "backend": "bwrap", "kind": "warm",
-                                      "reason": "killed", "attempt": 1, "retry": retry, "detail": "test"})  # fmt: skip
-    metrics.record_start_failure({"event": "sandbox_start_failure", "backend": "docker", "kind": "cold",
-                                  "reason": "engine_error", "attempt": 1, "retry": True, "detail": "test"})  # fmt: skip
+        counters.record_start_failure({"event": "sandbox_start_failure", "backend": "bwrap", "kind": "warm",
+                                       "reason": "killed", "attempt": 1, "retry": retry, "detail": "test"})  # fmt: skip
+    counters.record_start_failure({"event": "sandbox_start_failure", "backend": "docker", "kind": "cold",
+                                   "reason": "engine_error", "attempt": 1, "retry": True,
+                                   "detail": "test"})  # fmt: skip
     reporter = PoolReporter(redis_broker, "w1@host-a")
     try:
         reports = reporter.publish()
         parsed = _scrape(client)
     finally:
         reporter.stop()
-        metrics.reset()
+        counters.reset()
     by_backend = {report["backend"]: report for report in reports}
     assert by_backend["bwrap"]["start_failures"] == {"killed": 3}
     assert by_backend["docker"]["start_retries"] == {"engine_error": 1}

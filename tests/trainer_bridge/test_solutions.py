@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from evaluation.models import Execution, MutantEquivalence
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.services import task_approve
 from tests.evaluation.conftest import needs_bwrap
 from tests.evaluation.samples import CLAMP, NO_UPPER_BOUND, STRONG_CLAMP_TESTS

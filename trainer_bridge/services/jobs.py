@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from evaluation import dispatch
 from evaluation.models import Attempt, Solver
 from tasks_app.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import ApiToken
@@ -247,9 +248,7 @@ def rollouts_post(*, job: TrainingJob, outcomes: Any) -> tuple[int, int]:
         TrainingJob.objects.filter(pk=job.pk).update(rollouts=after)
         created = after - before
     if created:
-        from evaluation.tasks import fit_difficulty
-
-        transaction.on_commit(fit_difficulty.delay)
+        dispatch.delay_on_commit("evaluation.fit_difficulty")
     return created, len(rows) - created
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from evaluation.verification import audit
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verifications_run
+from evaluation.verification.inline import verifications_run
 
 
 class Command(BaseCommand):

@@ -11,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.management.progress import progress_bar
 from evaluation.models import Verification, VerificationState
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_plan, verifications_run
+from evaluation.verification.inline import verifications_run
+from evaluation.verification.planning import verification_plan
 from evaluation.verification.selectors import versions_to_verify
 
 

@@ -1,7 +1,7 @@
 """The data set run: HumanEval read, imported through the importer service as the
 `auditor` curator, its drafts submitted, and the versions the audit verifies.
 
-The verification itself is `pipeline.verifications_run`, which the command calls
+The verification itself is `inline.verifications_run`, which the command calls
 between `latest_versions` and the figures.
 """
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from evaluation.verification import pipeline
+from evaluation.verification import executions
 from evaluation.verification.audit.report_figures import NOISE_BINS
 
 TEMPLATE = Path(__file__).with_name("report.md")
@@ -163,9 +163,9 @@ def _mutation(f: dict[str, Any]) -> dict[str, Any]:
         "histogram": _block(histogram),
         "perfect": mut["perfect"],
         "mutant_statuses": _counts(mut["statuses"]),
-        "cap_factor": f"{pipeline.MUTANT_CAP_FACTOR:g}",
-        "cap_floor": f"{pipeline.MUTANT_CAP_FLOOR_S:g}",
-        "cap_unknown": f"{pipeline.MUTANT_CAP_UNKNOWN_S:g}",
+        "cap_factor": f"{executions.MUTANT_CAP_FACTOR:g}",
+        "cap_floor": f"{executions.MUTANT_CAP_FLOOR_S:g}",
+        "cap_unknown": f"{executions.MUTANT_CAP_UNKNOWN_S:g}",
         "timeouts": _block(timeouts),
         "weak_below": _pct(mut["weak_below"], 0),
     }

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from evaluation.models import Attempt
 from evaluation.verification.config import VerifyConfig
-from evaluation.verification.pipeline import verification_run_inline
+from evaluation.verification.inline import verification_run_inline
 from tasks_app.services import api_token_create, task_approve
 from tests.evaluation.conftest import needs_bwrap
 from tests.evaluation.samples import CLAMP, STRONG_CLAMP_TESTS

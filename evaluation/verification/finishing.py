@@ -1,0 +1,148 @@
+"""Finishing a verification once every execution has a final status: score it, flag it,
+and move its task to verified or flagged.
+
+Idempotent: finishing is claimed with a conditional update, so it happens once; a
+verification finished already decides a task still waiting for it by its recorded
+verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, F
+from django.utils import timezone
+
+from evaluation.models import Flag, MutantEquivalence, Verification, VerificationState
+from evaluation.verification import figures
+from evaluation.verification.config import VerifyConfig
+from evaluation.verification.flags import flags_for
+from tasks_app.models import State, TaskVersion
+from tasks_app.services import task_transition
+
+
+def outcomes_of(verification: Verification) -> list[figures.Outcome]:
+    equivalent = set(
+        MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
+    )
+    return [
+        figures.Outcome(
+            role=role,
+            subject=subject,
+            repeat=repeat,
+            status=status,
+            wall_s=wall_s or 0.0,
+            equivalent=role == "mutant" and subject in equivalent,
+        )
+        for role, subject, repeat, status, wall_s in verification.executions.values_list(
+            "role", "subject", "repeat", "status", "wall_s"
+        )
+    ]
+
+
+def broken_setup(verification: Verification) -> dict[str, Any] | None:
+    """Whether the suite's setup raised with a reference solution (the judge's
+    setup_error): then the task is broken, whatever the solutions do. Such a run is
+    `failed`, not `sandbox_error`, so it is never retried as the platform's fault.
+    {"runs", "reference_runs", "traceback"} (the first traceback), or None."""
+    results = list(verification.executions.filter(role="reference").values_list("result", flat=True))
+    tracebacks = [r["setup_error"] for r in results if isinstance(r, dict) and r.get("setup_error")]
+    if not tracebacks:
+        return None
+    return {"runs": len(tracebacks), "reference_runs": len(results), "traceback": str(tracebacks[0])[:4000]}
+
+
+def verification_finish(*, verification_id: int) -> Verification:
+    """Score, flag and decide, once every execution has a final status.
+
+    An execution left with sandbox_error makes the verification an
+    infrastructure error (retried later), never a flag on the task. One finished
+    already (by another worker, or before its task was submitted: submitting plans
+    the same verification, which runs nothing and lands here) decides a task still
+    waiting for it by its recorded verdict (`_decide_again`)."""
+    verification = Verification.objects.select_related("version__task").get(pk=verification_id)
+    if verification.state == VerificationState.DONE:
+        _decide_again(verification)
+        return verification
+    counts = dict(verification.executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    if counts.get("pending") or counts.get("running"):
+        return verification
+    if counts.get("sandbox_error"):
+        Verification.objects.filter(pk=verification_id).exclude(state=VerificationState.DONE).update(
+            state=VerificationState.INFRASTRUCTURE_ERROR
+        )
+        verification.refresh_from_db()
+        return verification
+    version = verification.version
+    summary = figures.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
+    summary["broken_setup"] = broken_setup(verification)
+    found = flags_for(summary, version=version)
+    verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"
+    with transaction.atomic():
+        claimed = (
+            Verification.objects.filter(pk=verification_id)
+            .exclude(state=VerificationState.DONE)
+            .update(
+                state=VerificationState.DONE,
+                summary=summary,
+                verdict=verdict,
+                finished_at=timezone.now(),
+                done=F("total"),
+            )
+        )
+        if not claimed:  # finished by another worker meanwhile, which decided
+            verification.refresh_from_db()
+            _decide_again(verification)
+            return verification
+        Flag.objects.filter(verification_id=verification_id).delete()
+        Flag.objects.bulk_create(
+            Flag(
+                verification_id=verification_id, code=f.code, severity=f.severity, message=f.message, details=f.details
+            )
+            for f in found
+        )
+        _decide(version, verdict)
+    verification.refresh_from_db()
+    return verification
+
+
+def _decide(version: TaskVersion, verdict: str) -> None:
+    """Move the task, if this version is still the one waiting for a verdict."""
+    task = version.task
+    task.refresh_from_db()
+    if task.state != State.SUBMITTED or task.latest_version_id != version.pk:
+        return  # withdrawn, edited or decided meanwhile: the verdict is kept on the version only
+    note = "verification found no blocking problem" if verdict == "verified" else "verification raised flags"
+    task_transition(
+        actor=None, task=task, to_state=State.VERIFIED if verdict == "verified" else State.FLAGGED, note=note
+    )
+
+
+def _decide_again(verification: Verification) -> None:
+    """Decide by a finished verification's recorded verdict, as when it finished, if
+    it is of the current configuration (the one a submitted version waits for).
+    A no-op for a task that is not waiting (`_decide`), so as often as it is called."""
+    if verification.state != VerificationState.DONE or not verification.verdict:
+        return
+    if verification.config_hash != VerifyConfig.from_settings().hash():
+        return  # an older or a custom configuration: the task waits for the current one
+    _decide(verification.version, verification.verdict)
+
+
+def verification_verdict_apply(*, version_id: int) -> bool:
+    """Move a submitted task at once by the verdict its version already has under the
+    current configuration (verified, then submitted), as a verification finishing
+    now would: to verified or flagged by its flags. Returns whether there was one
+    (False: a verification has to run)."""
+    found = (
+        Verification.objects.filter(
+            version_id=version_id, config_hash=VerifyConfig.from_settings().hash(), state=VerificationState.DONE
+        )
+        .select_related("version__task")
+        .first()
+    )
+    if found is None or not found.verdict:
+        return False
+    _decide(found.version, found.verdict)
+    return True

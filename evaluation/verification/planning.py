@@ -1,0 +1,142 @@
+"""Planning a version's verification: the executions its configuration asks for, made
+once, and the order in which they run.
+
+Idempotent: an unchanged version under an unchanged configuration is the same
+verification, found by its key, and each execution is found by its own key (version
+hash, solution digest, repeat, configuration), so a redelivered or repeated plan
+makes nothing twice and runs only what is left.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from evaluation.models import Execution, Flag, Verification, VerificationState
+from evaluation.sandbox.types import FINAL
+from evaluation.verification import mutants, probes
+from evaluation.verification.config import VerifyConfig, code_digest, execution_key
+from tasks_app.models import TaskVersion
+
+
+def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]:
+    """Every execution the configuration asks for, in a stable order."""
+    solutions = list(version.solutions.all().order_by("role", "label"))
+    items: list[dict[str, Any]] = []
+    for solution in solutions:
+        for repeat in range(config.repeats):
+            items.append(
+                {
+                    "role": solution.role,
+                    "subject": solution.label,
+                    "description": solution.note[:300],
+                    "code": solution.code,
+                    "repeat": repeat,
+                    "seed": repeat,
+                }
+            )
+    references = [s for s in solutions if s.role == "reference"]
+    if references and config.mutants:
+        for mutant in mutants.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
+            items.append(
+                {
+                    "role": "mutant",
+                    "subject": mutant.digest,
+                    "description": mutant.description[:300],
+                    "code": mutant.source,
+                    "repeat": 0,
+                    "seed": 0,
+                }
+            )
+    if config.probes:
+        found = probes.probes_for(
+            suite_kind=version.suite_kind,
+            entry_point=version.entry_point,
+            visible_tests=list(version.visible_tests),
+            statement=version.statement,
+            starter_code=version.starter_code,
+        )
+        for probe in found:
+            items.append(
+                {
+                    "role": "probe",
+                    "subject": probe.name,
+                    "description": probe.description[:300],
+                    "code": probe.code,
+                    "repeat": 0,
+                    "seed": 0,
+                }
+            )
+    return items
+
+
+def verification_plan(
+    *, version: TaskVersion, config: VerifyConfig | None = None, requested_by: Any = None, force: bool = False
+) -> tuple[Verification, list[int]]:
+    """The verification of `version` under `config` and the ids of the executions
+    still to run. An unchanged version under an unchanged configuration is the
+    same verification: once done it runs nothing (unless `force`)."""
+    config = config or VerifyConfig.from_settings()
+    config_hash = config.hash()
+    verification = Verification.objects.filter(version=version, config_hash=config_hash).first()
+    if verification is None:
+        try:
+            with transaction.atomic():
+                verification = Verification.objects.create(
+                    version=version, config_hash=config_hash, config=config.canonical(), requested_by=requested_by
+                )
+        except IntegrityError:  # planned at the same moment elsewhere
+            verification = Verification.objects.get(version=version, config_hash=config_hash)
+    if verification.state == VerificationState.DONE and not force:
+        return verification, []
+    rows = [
+        Execution(
+            verification=verification,
+            key=execution_key(
+                version_hash=version.content_hash,
+                solution_digest=code_digest(item["code"]),
+                repeat=item["repeat"],
+                config_hash=config_hash,
+            ),
+            solution_digest=code_digest(item["code"]),
+            **item,
+        )
+        for item in _planned(version, config)
+    ]
+    Execution.objects.bulk_create(rows, ignore_conflicts=True)  # the key makes a replan a no-op
+    if force:
+        verification.executions.update(status="pending", result=None, started_at=None, finished_at=None)
+        Flag.objects.filter(verification=verification).delete()
+    total = verification.executions.count()
+    deadline = timezone.now() + timedelta(seconds=verification_deadline_s(version, total))
+    Verification.objects.filter(pk=verification.pk).update(
+        total=total,
+        state=VerificationState.RUNNING,
+        started_at=timezone.now(),
+        deadline_at=deadline,
+        finished_at=None,
+        **({"verdict": "", "summary": None, "done": 0} if force else {}),
+    )
+    verification.refresh_from_db()
+    return verification, verification_todo(verification)
+
+
+# References run first: a mutant's wall-time cap is ten times the reference's
+# slowest run, which must be known by then. Probes before mutants: a hack is the
+# most important thing a verification can find.
+RUN_ORDER = {"reference": 0, "adversarial": 1, "probe": 2, "mutant": 3}
+
+
+def verification_todo(verification: Verification) -> list[int]:
+    """Its executions still to run (pending, claimed by a dead worker, or failed by
+    the sandbox), in RUN_ORDER."""
+    rows = verification.executions.exclude(status__in=FINAL[:-1]).values_list("role", "pk")
+    return [pk for _, pk in sorted(rows, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
+
+
+def verification_deadline_s(version: TaskVersion, total: int) -> float:
+    """Long enough for every execution to run one after another, with room to spare."""
+    return 600.0 + total * (float(version.time_limit_s) + 5.0)
