@@ -10,8 +10,8 @@ train-demo:  ## with `make run` running: a few trainer steps of the replay polic
 test:  ## install what the tests need, lint, and run the whole suite on PostgreSQL
 	@bash platform/scripts/test.sh $(PYTEST_ARGS)
 
-lint:  ## ruff lint and format check
-	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+lint:  ## ruff lint and format check, and the import contract (docs/architecture.md)
+	@.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports --no-cache
 
 format:  ## apply ruff's formatting and safe fixes
 	@.venv/bin/ruff check --fix . && .venv/bin/ruff format .

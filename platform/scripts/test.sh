@@ -21,5 +21,8 @@ say "ruff"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 
+say "import contract (pyproject.toml [tool.importlinter])"
+"$VENV/bin/lint-imports" --no-cache
+
 say "pytest (database: ${DATABASE_URL%%@*}@…)"
 exec "$VENV/bin/pytest" "$@"
