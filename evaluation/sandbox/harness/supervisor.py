@@ -39,6 +39,7 @@ for _path in ("/usr/lib/python3/dist-packages",):
         sys.path.append(_path)  # pytest for the pytest suite kind; no .pth processing
 
 from harness import codec, judge, lite, protocol, scratch, solution  # noqa: E402,F401 - warm before forking
+from harness.version import harness_version  # noqa: E402
 from harness.zygote import IN_FD, OUT_FD, Zygote, ZygoteGone  # noqa: E402
 
 # Modules a candidate commonly imports: loaded once here, shared by every fork.
@@ -49,25 +50,6 @@ WARM_MODULES = (
     "shutil",  # the zygote wipes the scratch with it (scratch.py): loaded late, later forks would differ
 )  # fmt: skip
 PR_SET_DUMPABLE = 4
-
-
-_version: list[str] = []  # computed once a process (a template computes it for all its sandboxes)
-
-
-def harness_version() -> str:
-    if _version:
-        return _version[0]
-    try:
-        from _sha256 import sha256  # the built-in one: hashlib would load OpenSSL (~3 ms)
-    except ImportError:
-        from hashlib import sha256
-    digest = sha256()
-    # The package's modules, as the host lists them (harness_files.FILES): the same digest.
-    for name in sorted(n for n in os.listdir(HERE) if n.endswith(".py")):
-        with open(os.path.join(HERE, name), "rb") as handle:
-            digest.update(name.encode() + b"\0" + handle.read() + b"\0")
-    _version.append(digest.hexdigest())
-    return _version[0]
 
 
 def _pytest_version() -> str | None:

@@ -1,0 +1,1 @@
+"""Agent sessions: one sandbox kept for a whole episode, stepped, forked, judged."""
