@@ -84,10 +84,19 @@ def _content(value: bytes | tuple[bytes, bool]) -> tuple[bytes, bool]:
     return value if isinstance(value, tuple) else (value, False)
 
 
+DEFAULT_ROOT = Path("/var/tmp/taskplatform-session-environments")
+
+
 class EnvironmentCache:
-    def __init__(self, root: Path, *, max_bytes: int = 4 << 30) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path = DEFAULT_ROOT, *, max_bytes: int = 4 << 30) -> None:
+        self.root = Path(root).absolute()
         self.max_bytes = max_bytes
+        if os.geteuid() == 0:
+            # Sandboxes run as uids of their own, and bwrap reaches the tree as them.
+            for parent in self.root.parents:
+                if parent.exists() and not os.stat(parent).st_mode & 0o001:
+                    raise ValueError(f"environments under {self.root} are out of the sandboxes' reach: {parent} "
+                                     f"is not searchable by other users (choose a directory under /var/tmp)")  # fmt: skip
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)  # noqa: S103 - sandbox uids traverse it to their read-only bind
 
@@ -252,7 +261,7 @@ def _run_setup_sandbox(tree: Path, command: list[str], output: Any) -> str:
 
 def _chmod_tree(tree: Path, *, writable: bool) -> None:
     for dirpath, _dirnames, filenames in os.walk(tree):
-        os.chmod(dirpath, 0o777 if writable else 0o755)  # noqa: S103 - only for the setup's length
+        os.chmod(dirpath, 0o777 if writable else 0o755)
         for name in filenames:
             path = os.path.join(dirpath, name)
             if not os.path.islink(path):

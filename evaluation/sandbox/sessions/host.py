@@ -1,0 +1,147 @@
+"""The sessions of one host: created within a quota, found by id, forked, reaped.
+
+The quota counts every live session, however it was made (created or forked), so
+an agent that leaks sessions runs into it rather than into the host's memory. The
+reaper closes sessions whose lease ran out or that sat idle past their timeout; a
+worker's crash leaves sandboxes that die with it (`--die-with-parent`), and their
+uids are reclaimed by uids.reap_orphaned_uids.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from evaluation.sandbox.sessions.environments import PreparedEnvironment
+from evaluation.sandbox.sessions.limits import SessionLimits
+from evaluation.sandbox.sessions.session import (
+    EXPIRED,
+    FINAL_STATES,
+    READY,
+    Session,
+    SessionError,
+    VerdictSpec,
+)
+
+MAX_FORK = 64
+
+
+class HostFull(SessionError):
+    """No room for another session on this host now; `retry_after_s` says when to ask again."""
+
+    code = "host_full"
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message, details={"retry_after_s": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
+class SessionNotFound(SessionError):
+    code = "not_found"
+
+
+class SessionHost:
+    def __init__(self, *, max_sessions: int = 64) -> None:
+        self.max_sessions = max_sessions
+        self.sessions: dict[str, Session] = {}
+        self.lock = threading.Lock()
+        self.counters: Counter[str] = Counter()
+
+    def live(self) -> int:
+        return sum(1 for session in self.sessions.values() if session.state not in FINAL_STATES)
+
+    def _reserve(self, count: int) -> None:
+        with self.lock:
+            live = self.live() + self.counters["reserved"]
+            if live + count > self.max_sessions:
+                self.counters["refused_full"] += 1
+                raise HostFull(f"this host holds {live} of {self.max_sessions} sessions; close some or retry later",
+                               retry_after_s=5.0)  # fmt: skip
+            self.counters["reserved"] += count
+
+    def _release(self, count: int) -> None:
+        with self.lock:
+            self.counters["reserved"] -= count
+
+    def create(self, *, environment: PreparedEnvironment, limits: SessionLimits, verdict_spec: VerdictSpec | None,
+               statement: str = "", session_id: str | None = None) -> Session:  # fmt: skip
+        self._reserve(1)
+        try:
+            session = Session(environment=environment, limits=limits, verdict_spec=verdict_spec, session_id=session_id)
+            session.provision(statement=statement)
+            with self.lock:
+                self.sessions[session.id] = session
+                self.counters["created"] += 1
+        finally:
+            self._release(1)
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id} on this host")
+        return session
+
+    def fork(self, session_id: str, count: int) -> list[Session]:
+        """`count` new sessions in the state `session_id` is in now, each in a sandbox of
+        its own laid out from the same base and the parent's changes."""
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_FORK:
+            raise SessionError(f"n: expected an integer from 1 to {MAX_FORK}")
+        parent = self.get(session_id)
+        self._reserve(count)
+        children: list[Session] = []
+        try:
+            changes = parent.export_changes()
+            for _ in range(count):
+                child = Session(environment=parent.environment, limits=parent.limits,
+                                verdict_spec=parent.verdict_spec, parent=parent)  # fmt: skip
+                child.provision(statement=parent.first_observation.get("statement", ""), changes=changes)
+                children.append(child)
+        except BaseException:
+            for child in children:
+                child.close()
+            raise
+        finally:
+            self._release(count)
+        with self.lock:
+            for child in children:
+                self.sessions[child.id] = child
+            self.counters["forked"] += len(children)
+        return children
+
+    def close(self, session_id: str) -> Session:
+        session = self.get(session_id)
+        session.close()
+        self.counters["closed"] += 1
+        return session
+
+    def reap(self, now: float | None = None) -> dict[str, int]:
+        """Close every session whose lease ran out or that sat idle too long (a step in
+        flight is left to finish); forget finished ones an hour old. Returns the counts."""
+        now = now or time.time()
+        reaped = {"expired": 0, "idle": 0, "forgotten": 0}
+        for session in list(self.sessions.values()):
+            if session.state == READY and now > session.lease_expires_at:
+                session.close(EXPIRED, "its lease ran out")
+                reaped["expired"] += 1
+            elif session.state == READY and now - session.last_active_at > session.limits.idle_timeout_s:
+                session.close(EXPIRED, f"idle for more than {session.limits.idle_timeout_s:.0f} s")
+                reaped["idle"] += 1
+            elif session.state in FINAL_STATES and now - session.last_active_at > 3600:
+                with self.lock:
+                    self.sessions.pop(session.id, None)
+                reaped["forgotten"] += 1
+        for name, count in reaped.items():
+            self.counters[f"reaped_{name}"] += count
+        return reaped
+
+    def shutdown(self) -> None:
+        for session in list(self.sessions.values()):
+            session.close()
+
+    def stats(self) -> dict[str, Any]:
+        states = Counter(session.state for session in self.sessions.values())
+        return {"live": self.live(), "max_sessions": self.max_sessions, "states": dict(states),
+                "counters": {k: v for k, v in self.counters.items() if k != "reserved"}}  # fmt: skip

@@ -1,0 +1,139 @@
+"""The final verdict on an episode, in a fresh sandbox that never ran the episode.
+
+1. The episode's changes (exported from its sandbox once every process in it was
+   dead) are filtered: a change to a protected path, to a hidden test's path, or a
+   link standing in for a directory of the base, is dropped, so those stay pristine.
+2. A fresh session sandbox lays the rest over the pristine prepared tree.
+3. The fail-to-pass and pass-to-pass tests run there with the verdict plugin; hidden
+   tests come from the host, in memory. A test not reported as passed is failed.
+4. The reward is 1.0 when every test passed and 0.0 otherwise; when the platform
+   failed (the sandbox died or would not start, twice), it is None with the reason.
+Nothing the episode wrote is read as a result: outcomes come from pytest's hooks
+over a pipe, with a nonce, in a process that started from the pristine tree.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.sessions.environments import PreparedEnvironment
+from evaluation.sandbox.sessions.limits import SessionLimits
+from evaluation.sandbox.sessions.sandbox import SessionSandbox
+
+# Protected whatever a task says: what configures pytest or Python itself, and .git.
+ALWAYS_PROTECTED = (
+    "conftest.py", "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+    "sitecustomize.py", "**/sitecustomize.py", "usercustomize.py", "**/usercustomize.py",
+    "*.pth", "**/*.pth", "*.dist-info/**", "**/*.dist-info/**", "*.egg-info/**", "**/*.egg-info/**",
+    ".git", ".git/**",
+)  # fmt: skip
+VERDICT_ATTEMPTS = 2  # a sandbox that fails is the platform's fault: once more in a new one
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    fail_to_pass: tuple[str, ...]
+    pass_to_pass: tuple[str, ...] = ()
+    hidden: dict[str, str] = field(default_factory=dict)  # path -> test source, never on the episode's disk
+    protected: tuple[str, ...] = ()
+    timeout_s: float = 300.0
+
+
+@dataclass
+class Verdict:
+    reward: float | None
+    status: str  # passed | failed | sandbox_error
+    reason: str
+    outcomes: dict[str, dict[str, Any]]
+    applied: list[str]
+    dropped: list[dict[str, str]]
+    diff_sha256: str
+    attempts: int = 1
+    log: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"reward": self.reward, "status": self.status, "reason": self.reason, "outcomes": self.outcomes,
+                "applied": self.applied, "dropped": self.dropped, "diff_sha256": self.diff_sha256,
+                "attempts": self.attempts, "log": self.log}  # fmt: skip
+
+
+def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
+    """Glob match where `**/` may also match nothing (`**/conftest.py` matches a top-level
+    conftest.py) and `*` crosses directories (fnmatch's own rule)."""
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(path, pattern):
+            return True
+        if pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:]):
+            return True
+        if pattern.endswith("/**") and path == pattern[:-3]:
+            return True
+    return False
+
+
+def filter_changes(changes: list[dict[str, Any]], spec: VerdictSpec, base_dirs: set[str]) -> tuple[list, list]:
+    """(changes to apply, [{path, why}] dropped)."""
+    protected = (*ALWAYS_PROTECTED, *spec.protected)
+    hidden_parents = {"/".join(path.split("/")[:i]) for path in spec.hidden for i in range(1, path.count("/") + 1)}
+    kept, dropped = [], []
+    for change in changes:
+        path = change["path"]
+        if matches(path, protected):
+            dropped.append({"path": path, "why": "protected path: restored from the task"})
+        elif path in spec.hidden:
+            dropped.append({"path": path, "why": "a hidden test's path: the test comes from the task"})
+        elif change["op"] == "symlink" and (path in base_dirs or path in hidden_parents):
+            dropped.append({"path": path, "why": "a link in place of a directory of the task"})
+        else:
+            kept.append(change)
+    return kept, dropped
+
+
+def changes_digest(changes: list[dict[str, Any]]) -> str:
+    """sha256 over the changes as applied: what the verdict judged, for reproducing it."""
+    canonical = [
+        {key: change.get(key) for key in ("path", "op", "sha256", "target", "executable")} for change in changes
+    ]
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+
+
+def base_directories(environment: PreparedEnvironment) -> set[str]:
+    tree = environment.tree
+    return {str(path.relative_to(tree)) for path in tree.rglob("*") if path.is_dir() and not path.is_symlink()}
+
+
+def judge(environment: PreparedEnvironment, changes: list[dict[str, Any]], spec: VerdictSpec,
+          limits: SessionLimits) -> Verdict:  # fmt: skip
+    kept, dropped = filter_changes(changes, spec, base_directories(environment))
+    digest = changes_digest(kept)
+    tests = [*spec.fail_to_pass, *spec.pass_to_pass]
+    failure = ""
+    for attempt in range(1, VERDICT_ATTEMPTS + 1):
+        sandbox = SessionSandbox(environment, limits)
+        try:
+            sandbox.start(kept)
+            answer = sandbox.verdict(tests=tests, hidden=dict(spec.hidden), timeout_s=spec.timeout_s)
+        except SandboxFailure as exc:
+            failure = f"{exc.anomaly}: {exc}"
+            continue
+        finally:
+            sandbox.close()
+        outcomes = answer["outcomes"]
+        failed = [test for test in tests if outcomes[test]["outcome"] != "passed"]
+        if answer.get("timed_out"):
+            reason = f"the tests ran past {spec.timeout_s:.0f} s"
+        elif failed:
+            reason = f"{len(failed)} of {len(tests)} tests did not pass: {', '.join(failed[:5])}"
+        else:
+            reason = f"all {len(tests)} tests passed"
+        log = (answer.get("stdout", "") + answer.get("stderr", ""))[-8000:]
+        return Verdict(reward=0.0 if failed else 1.0, status="failed" if failed else "passed", reason=reason,
+                       outcomes=outcomes, applied=[c["path"] for c in kept], dropped=dropped, diff_sha256=digest,
+                       attempts=attempt, log=log)  # fmt: skip
+    return Verdict(reward=None, status="sandbox_error", reason=f"the verdict's sandbox failed twice: {failure}",
+                   outcomes={}, applied=[c["path"] for c in kept], dropped=dropped, diff_sha256=digest,
+                   attempts=VERDICT_ATTEMPTS)  # fmt: skip
