@@ -51,23 +51,31 @@ SPEC = VerdictSpec(
 LIMITS = SessionLimits(step_timeout_s=20.0, idle_timeout_s=60.0, lease_s=120.0, tree_bytes=32 * 1024 * 1024)
 
 
+def _reachable_directory() -> Path:
+    """A directory the sandbox uids can reach (pytest's tmp_path is private to root)."""
+    root = Path(tempfile.mkdtemp(prefix="test-session-environments-", dir="/var/tmp"))
+    os.chmod(root, 0o755)  # noqa: S103 - sandboxes bind trees under it as other uids
+    return root
+
+
+def _remove(root: Path) -> None:
+    for dirpath, _dirnames, _filenames in os.walk(root):
+        os.chmod(dirpath, 0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture
 def cache_root() -> Iterator[Path]:
-    """A cache directory the sandbox uids can reach (pytest's tmp_path is private to root)."""
-    root = Path(tempfile.mkdtemp(prefix="test-session-environments-", dir="/var/tmp"))
-    os.chmod(root, 0o755)
+    root = _reachable_directory()
     yield root
-    for dirpath, _dirnames, _filenames in os.walk(root):
-        os.chmod(dirpath, 0o755)
-    shutil.rmtree(root, ignore_errors=True)
+    _remove(root)
 
 
 @pytest.fixture(scope="session")
 def environment() -> Iterator[PreparedEnvironment]:
-    root = Path(tempfile.mkdtemp(prefix="test-session-environments-", dir="/var/tmp"))
-    os.chmod(root, 0o755)
+    root = _reachable_directory()
     yield EnvironmentCache(root).get(EnvironmentSpec(files=FILES))
-    shutil.rmtree(root, ignore_errors=True)
+    _remove(root)
 
 
 @pytest.fixture
