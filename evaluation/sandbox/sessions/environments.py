@@ -95,8 +95,10 @@ class EnvironmentCache:
             # Sandboxes run as uids of their own, and bwrap reaches the tree as them.
             for parent in self.root.parents:
                 if parent.exists() and not os.stat(parent).st_mode & 0o001:
-                    raise ValueError(f"environments under {self.root} are out of the sandboxes' reach: "
-                                     f"{parent} is not searchable by other users (choose one under /var/tmp)")  # fmt: skip
+                    raise ValueError(
+                        f"environments under {self.root} are out of the sandboxes' reach: "
+                        f"{parent} is not searchable by other users (choose one under /var/tmp)"
+                    )
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)  # noqa: S103 - sandbox uids traverse it to their read-only bind
 
