@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.components import require
+from tests.sessions_world import environment, host, session, step  # noqa: F401 - the session fixtures
 
 # Both backends, always: a missing one fails its tests (or skips them when
 # TEST_ALLOW_MISSING names it, see tests/components.py), never drops them unseen.

@@ -21,7 +21,7 @@ from evaluation.sandbox.sessions.session import (
     StateConflict,
     observation_hash,
 )
-from tests.evaluation.sessions.conftest import FILES, FIX_NEW, FIX_OLD, LIMITS, SPEC, Stepper
+from tests.sessions_world import FILES, FIX_NEW, FIX_OLD, LIMITS, SPEC, Stepper
 
 pytestmark = pytest.mark.bwrap
 
