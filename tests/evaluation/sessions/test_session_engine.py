@@ -270,8 +270,10 @@ def test_the_empty_patch_fails(session):
 
 
 def test_hidden_tests_are_nowhere_in_the_episode(step):
-    search = "grep -rl --exclude-dir=proc --exclude-dir=sys test_median_even / 2>/dev/null"
-    found = step.bash(f"{search}; find / -path /proc -prune -o -name 'test_hidden*' -print 2>/dev/null; echo done")
+    # Every place a sandbox can write or the host could have put files; /usr is the host's own.
+    search = "grep -rl test_median_even /repo /base /tmp /harness /dev /run /var /etc /home /root 2>/dev/null"
+    names = "find / -path /proc -prune -o -name 'test_hidden*' -print 2>/dev/null"
+    found = step.bash(f"{search}; {names}; echo done", timeout_s=60)
     assert found["stdout"] == "done\n"
 
 
