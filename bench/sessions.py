@@ -101,7 +101,7 @@ def docker_exec_samples(steps: int) -> tuple[list[float] | None, str]:
     try:
         client = docker.from_env()
         client.images.get(DOCKER_IMAGE)
-    except Exception as exc:  # noqa: BLE001 - any reason Docker cannot run is reported, not raised
+    except Exception as exc:  # any reason Docker cannot run is reported, not raised
         return None, f"docker unavailable: {type(exc).__name__}: {exc}"[:200]
     container = client.containers.run(DOCKER_IMAGE, ["sleep", "infinity"], detach=True, network_mode="none",
                                       auto_remove=True)  # fmt: skip

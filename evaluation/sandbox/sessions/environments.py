@@ -102,6 +102,16 @@ class EnvironmentCache:
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)  # noqa: S103 - sandbox uids traverse it to their read-only bind
 
+    def find(self, digest: str) -> PreparedEnvironment | None:
+        """The environment `digest` names, if this cache holds it."""
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            return None
+        target = self.root / digest
+        if not (target / "meta.json").exists():
+            return None
+        os.utime(target / "meta.json")
+        return PreparedEnvironment(digest, target)
+
     def get(self, spec: EnvironmentSpec) -> PreparedEnvironment:
         """The environment for `spec`, built now if no one has built it; builders of the
         same spec wait for one another rather than build twice."""

@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evaluation.sandbox.bwrap import bwrap_path, launch, sandbox_python, stop
@@ -29,6 +30,10 @@ START_TIMEOUT_S = 20.0
 # timeout, so an answer later than this means the sandbox itself is stuck.
 ANSWER_MARGIN_S = 15.0
 MAX_EXPORT_BYTES = 48 * 1024 * 1024
+# bwrap --die-with-parent is PR_SET_PDEATHSIG, which fires when the parent *thread*
+# ends: a session started on a request's thread would die with that request. Sessions
+# are launched from these threads, which live as long as the process.
+_LAUNCHER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-launch")
 
 
 def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) -> list[str]:
@@ -85,8 +90,9 @@ class SessionSandbox:
         command = session_command(harness=str(readable_copy()), tree=str(self.environment.tree),
                                   python=sandbox_python(), tree_bytes=self.limits.tree_bytes)  # fmt: skip
         try:
-            self.process, self.uid_lease = launch(command, slot=os.getpid(), stdin=subprocess.PIPE,
-                                                  stdout=subprocess.PIPE)  # fmt: skip
+            self.process, self.uid_lease = _LAUNCHER.submit(
+                launch, command, slot=os.getpid(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            ).result()
             self.reader = FrameReader(self.process.stdout.fileno())
             self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
             if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
