@@ -21,6 +21,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,21 @@ class EnvironmentSpec:
     python: str = field(default_factory=sandbox_python)
 
     def digest(self) -> str:
-        digest = hashlib.sha256(HASH_SCHEME.encode() + b"\0")
-        for path in sorted(self.files):
-            data, executable = _content(self.files[path])
-            digest.update(f"{path}\0{int(executable)}\0{hashlib.sha256(data).hexdigest()}\0".encode())
-        digest.update(json.dumps(list(self.setup_commands)).encode() + b"\0" + self.python.encode())
-        return digest.hexdigest()
+        entries = []
+        for path, value in self.files.items():
+            data, executable = _content(value)
+            entries.append((path, hashlib.sha256(data).hexdigest(), executable))
+        return environment_digest(entries, self.setup_commands, self.python)
+
+
+def environment_digest(entries: Iterable[tuple[str, str, bool]], setup_commands: Iterable[str], python: str) -> str:
+    """The hash an environment is cached under, from (path, sha256 of the bytes,
+    executable) of each file: a caller holding a manifest computes it without the bytes."""
+    digest = hashlib.sha256(HASH_SCHEME.encode() + b"\0")
+    for path, sha256, executable in sorted(entries):
+        digest.update(f"{path}\0{int(executable)}\0{sha256}\0".encode())
+    digest.update(json.dumps(list(setup_commands)).encode() + b"\0" + python.encode())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
