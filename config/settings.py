@@ -183,7 +183,10 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("THROTTLE_ANON", "120/min"),
         "user": env_str("THROTTLE_USER", "3000/min"),
-        "rewards": env_str("THROTTLE_REWARDS", "1200/min"),  # batches, each up to REWARD MAX_BATCH completions
+        "rewards": env_str("THROTTLE_REWARDS", "1200/min"),
+        "sessions": env_str(
+            "THROTTLE_SESSIONS", "60000/min"
+        ),  # every step of every episode is a call  # batches, each up to REWARD MAX_BATCH completions
         "jobs": env_str("THROTTLE_JOBS", "1200/min"),
         "export": env_str("THROTTLE_EXPORT", "120/min"),
     },
@@ -333,6 +336,19 @@ REWARD = {
     "RETENTION_H": env_int("REWARD_RETENTION_H", 72),  # finished batches are kept this long (idempotency)
     # Runs more of a completion whose run was a sandbox_error, before it is answered with no reward.
     "SANDBOX_RETRIES": env_int("REWARD_SANDBOX_RETRIES", 2),
+}
+
+# --- Agent sessions (evaluation/sandbox/sessions; docs/sessions.md).
+SESSIONS = {
+    # The session host agent's Unix socket; empty: this process runs the sessions itself
+    # (one-process deployments and `make run`; its sandboxes live as long as it does).
+    "AGENT_SOCKET": env_str("SESSION_AGENT_SOCKET", ""),
+    # Sandbox uids read the trees through it: a directory outside any private home.
+    "ENVIRONMENTS_DIR": env_str("SESSION_ENVIRONMENTS_DIR", "/var/tmp/taskplatform-session-environments"),  # noqa: S108
+    "ENVIRONMENTS_MAX_BYTES": env_int("SESSION_ENVIRONMENTS_MAX_BYTES", 4 << 30),
+    "MAX_SESSIONS": env_int("SESSION_MAX_SESSIONS", 64),  # live sessions on the embedded host
+    "MAX_SESSIONS_PER_USER": env_int("SESSION_MAX_SESSIONS_PER_USER", 256),  # live ones, across hosts
+    "VERDICT_TIMEOUT_S": env_int("SESSION_VERDICT_TIMEOUT_S", 300),
 }
 
 # --- Production hardening; each can be relaxed from the environment behind a proxy.

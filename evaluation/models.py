@@ -257,3 +257,77 @@ class TaskFlag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task.slug}: {self.code}"
+
+
+class SessionState(models.TextChoices):
+    PROVISIONING = "provisioning", "Provisioning"
+    READY = "ready", "Ready"
+    RUNNING_STEP = "running_step", "Running a step"
+    SUBMITTED = "submitted", "Submitted"
+    VERIFYING = "verifying", "Verifying"
+    DONE = "done", "Done"
+    EXPIRED = "expired", "Expired"
+    FAILED = "failed", "Failed"
+    CLOSED = "closed", "Closed"
+
+
+FINAL_SESSION_STATES = ("done", "expired", "failed", "closed")
+
+
+class AgentSession(models.Model):
+    """An agent session's record: who holds it, on which version, where it stands, and
+    its verdict. The sandbox lives on a session host (evaluation/sandbox/sessions); this
+    row and its steps are the durable transcript the job page and audits read."""
+
+    id = models.CharField(max_length=32, primary_key=True)  # the session host's id
+    version = models.ForeignKey(TaskVersion, on_delete=models.PROTECT, related_name="agent_sessions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_sessions")
+    # A training job's sessions name it (trainer_bridge's TrainingJob id; no FK: the
+    # app below the trainer does not know its models).
+    job_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
+    state = models.CharField(max_length=16, choices=SessionState.choices, default=SessionState.PROVISIONING)
+    reason = models.TextField(blank=True)
+    environment = models.CharField(max_length=64)
+    limits = models.JSONField(default=dict)
+    first_observation = models.JSONField(default=dict)
+    lease_expires_at = models.DateTimeField()
+    step_count = models.PositiveIntegerField(default=0)
+    last_hash = models.CharField(max_length=64, blank=True)
+    reward = models.FloatField(null=True, blank=True)
+    verdict = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "idempotency_key"], condition=~Q(idempotency_key=""), name="agentsession_idempotent"
+            ),
+            models.CheckConstraint(condition=Q(state__in=SessionState.values), name="agentsession_known_state"),
+        ]
+        indexes = [models.Index(fields=["state", "lease_expires_at"]), models.Index(fields=["version", "state"])]
+
+    def __str__(self) -> str:
+        return f"session {self.id[:12]} on {self.version} [{self.state}]"
+
+
+class SessionStep(models.Model):
+    """One step of a session as the host answered it: the action, the observation, and
+    the observation's hash, chained to the step before."""
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="step_rows")
+    seq = models.PositiveIntegerField()
+    action = models.JSONField()
+    observation = models.JSONField()
+    obs_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session_id", "seq"]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="sessionstep_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id[:12]} step {self.seq}"

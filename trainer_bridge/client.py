@@ -28,10 +28,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 import tenacity
+
+if TYPE_CHECKING:
+    from trainer_bridge.session_client import AgentSession
 
 RETRY_STATUSES = {429, 502, 503, 504}
 
@@ -171,6 +174,15 @@ class PlatformClient:
             if not body.get("next"):
                 return
             body = self.request("GET", body["next"]).json()
+
+    # -- agent sessions ------------------------------------------------------------------------
+
+    def session(self, version_hash: str, **options: Any) -> AgentSession:
+        """An agent session on a repository task's version: `with client.session(h) as s:`
+        then s.execute(action), s.fork(n), s.submit() (trainer_bridge/session_client.py)."""
+        from trainer_bridge.session_client import open_session
+
+        return open_session(self, version_hash, **options)
 
     # -- pools, snapshots, export ----------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from tasks_app.models import ApiToken
 # "export:tests": snapshot exports include hidden tests (offline trainers that compute rewards themselves).
 # "reward": POST /api/v1/rewards (completions run in the sandboxes).
 # "job": a training job's own token: reads its job and snapshot, posts its metrics and rollouts.
-SCOPES = ("read", "write", "review", "export", "export:tests", "reward", "job")
+SCOPES = ("read", "write", "review", "export", "export:tests", "reward", "job", "session")
 TOKEN_PREFIX = "tp_"  # noqa: S105 - a visible marker, not a secret
 
 
