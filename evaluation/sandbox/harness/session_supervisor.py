@@ -46,6 +46,7 @@ class ActionRefused(Exception):
 class Session:
     def __init__(self) -> None:
         self.tree: dict[str, Any] = {}
+        self.pristine: dict[str, Any] = {}
         self.steps = 0
 
     # -- init ----------------------------------------------------------------------------------
@@ -56,13 +57,15 @@ class Session:
                                         limits=INIT_LIMITS)  # fmt: skip
         if copy["exit_code"] != 0:
             return {"op": "init_failed", "message": f"copying the base failed: {copy['stderr'][-2000:]}"}
+        # What the tree is while it is a plain copy of the base: exports skip what it still holds.
+        self.pristine = session_tree.snapshot(REPO)
         changes = message.get("changes") or []
         try:
             session_tree.apply_changes(REPO, changes)
         except (OSError, ValueError, KeyError) as exc:
             return {"op": "init_failed", "message": f"laying the changes down failed: {exc}"}
-        self.tree = session_tree.snapshot(REPO)
-        return {"op": "initialised", "cwd": REPO, "listing": session_tree.listing(REPO),
+        self.tree = session_tree.snapshot(REPO) if changes else self.pristine
+        return {"op": "initialised", "cwd": REPO, "listing": session_tree.listing(self.tree),
                 "elapsed_s": round(time.monotonic() - started, 6)}  # fmt: skip
 
     # -- steps ---------------------------------------------------------------------------------
@@ -159,7 +162,8 @@ class Session:
 
     def export(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
-            changes = session_tree.changes_against(BASE, REPO, max_bytes=int(message["max_bytes"]))
+            changes = session_tree.changes_against(BASE, REPO, max_bytes=int(message["max_bytes"]),
+                                                   pristine=self.pristine)  # fmt: skip
         except session_tree.TreeTooLarge as exc:
             return {"op": "export_failed", "message": str(exc)}
         return {"op": "changes", "changes": changes}

@@ -28,8 +28,8 @@ class TreeTooLarge(Exception):
     """The tree holds more entries than a walk will look at."""
 
 
-def snapshot(root: str) -> dict[str, tuple[int, int, int, int]]:
-    """{relative path: (kind, size, mtime_ns, inode)} of every file and link under `root`
+def snapshot(root: str) -> dict[str, tuple[int, int, int, int, int]]:
+    """{relative path: (kind, size, mtime_ns, ctime_ns, inode)} of every file and link under `root`
     (directories are implied by their files; .git is walked like the rest)."""
     entries: dict[str, tuple[int, int, int, int]] = {}
     stack = [""]
@@ -51,7 +51,8 @@ def snapshot(root: str) -> dict[str, tuple[int, int, int, int]]:
                 if stat.S_ISDIR(info.st_mode):
                     stack.append(path)
                     continue
-                entries[path] = (stat.S_IFMT(info.st_mode), info.st_size, info.st_mtime_ns, info.st_ino)
+                entries[path] = (stat.S_IFMT(info.st_mode), info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                                 info.st_ino)  # fmt: skip
                 if len(entries) > MAX_ENTRIES:
                     raise TreeTooLarge(f"the tree holds more than {MAX_ENTRIES} files")
     return entries
@@ -109,10 +110,16 @@ def _same_file(left: str, right: str, left_info: os.stat_result, right_info: os.
                 return True
 
 
-def changes_against(base: str, root: str, *, max_bytes: int) -> list[dict[str, Any]]:
+def changes_against(base: str, root: str, *, max_bytes: int, pristine: dict[str, Any] | None = None) -> list[dict]:
     """The episode's changes: every regular file or link under `root` that differs from
     `base` (written in full, base64) and every one of `base` gone from `root`. .git is
-    left out: the episode's history is not its answer."""
+    left out: the episode's history is not its answer.
+
+    `pristine` is the snapshot taken when `root` was a plain copy of `base`: a file whose
+    inode and ctime are still those is still that copy (no write, rename or chmod leaves
+    the ctime, and no call sets it), so it is not read again. Without it, every file is
+    compared byte for byte."""
+    pristine = pristine or {}
     ours = {path: info for path, info in snapshot(root).items() if not _in_git(path)}
     theirs = {path: info for path, info in snapshot(base).items() if not _in_git(path)}
     # Deletions first: a file may replace a directory the base had, or the reverse.
@@ -124,6 +131,8 @@ def changes_against(base: str, root: str, *, max_bytes: int) -> list[dict[str, A
         kind = stat.S_IFMT(info.st_mode)
         if kind not in (stat.S_IFREG, stat.S_IFLNK):
             continue  # fifos, sockets: nothing a diff can carry
+        if path in theirs and pristine.get(path) == ours[path]:
+            continue  # untouched since the copy was made
         if path in theirs:
             base_path = os.path.join(base, path)
             if _same_file(full, base_path, info, os.lstat(base_path)):
@@ -200,10 +209,10 @@ def _remove_tree(path: str) -> None:
     os.rmdir(path)
 
 
-def listing(root: str, *, limit: int = 2000) -> list[dict[str, Any]]:
-    """The tree as an agent first sees it: paths and sizes, .git left out."""
+def listing(tree: dict[str, Any], *, limit: int = 2000) -> list[dict[str, Any]]:
+    """The tree (a snapshot) as an agent first sees it: paths and sizes, .git left out."""
     entries = []
-    for path, (kind, size, _mtime, _inode) in sorted(snapshot(root).items()):
+    for path, (kind, size, *_times_and_inode) in sorted(tree.items()):
         if _in_git(path):
             continue
         entries.append({"path": path, "size": size, "kind": "symlink" if kind == stat.S_IFLNK else "file"})

@@ -281,3 +281,10 @@ def test_submit_twice_is_refused(session):
     session.submit()
     with pytest.raises(StateConflict):
         session.submit()
+
+
+def test_a_change_hidden_behind_an_old_mtime_still_forks(host, session, step):
+    # Same size, same mtime as the base: only the ctime (which no call can set) tells.
+    step.bash("printf 'X' | dd of=README.md bs=1 count=1 conv=notrunc 2>/dev/null; touch -r /base/README.md README.md")
+    (child,) = host.fork(session.id, 1)
+    assert Stepper(child).bash("cat README.md")["stdout"] == "X stats\n"
