@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
@@ -67,8 +68,12 @@ def test_the_hash_is_stable_and_the_same_from_every_form_of_input():
     assert parse(listed_backwards).content_hash() == first  # node ids are a set
     as_base64 = sample.content_data()
     readme = sample.members()["repo/README.md"]
-    as_base64["repository"]["files"]["README.md"] = {"base64": __import__("base64").b64encode(readme).decode()}
+    as_base64["repository"]["files"]["README.md"] = {"base64": base64.b64encode(readme).decode()}
     assert parse(as_base64).content_hash() == first
+
+
+CHANGE_IDS = "file-content file-added file-removed executable-bit fail_to_pass pass_to_pass setup hidden-file".split()
+CHANGE_IDS += ["protected", "patch-removed", "patch-changed", "statement"]
 
 
 @pytest.mark.parametrize(
@@ -87,20 +92,7 @@ def test_the_hash_is_stable_and_the_same_from_every_form_of_input():
         lambda d: d["solutions"][1].__setitem__("code", d["solutions"][1]["code"].replace("return 3", "return 4")),
         lambda d: d.__setitem__("statement", "Fix it."),
     ],
-    ids=[
-        "file-content",
-        "file-added",
-        "file-removed",
-        "executable-bit",
-        "fail_to_pass",
-        "pass_to_pass",
-        "setup",
-        "hidden-file",
-        "protected",
-        "patch-removed",
-        "patch-changed",
-        "statement",
-    ],  # fmt: skip
+    ids=CHANGE_IDS,
 )
 def test_the_hash_changes_when_any_part_changes(change):
     base = parse(sample.content_data()).content_hash()
