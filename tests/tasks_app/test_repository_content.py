@@ -72,7 +72,16 @@ def test_the_hash_is_stable_and_the_same_from_every_form_of_input():
     assert parse(as_base64).content_hash() == first
 
 
-CHANGE_IDS = "file-content file-added file-removed executable-bit fail_to_pass pass_to_pass setup hidden-file".split()
+CHANGE_IDS = [
+    "file-content",
+    "file-added",
+    "file-removed",
+    "executable-bit",
+    "fail_to_pass",
+    "pass_to_pass",
+    "setup",
+    "hidden-file",
+]
 CHANGE_IDS += ["protected", "patch-removed", "patch-changed", "statement"]
 
 
