@@ -10,7 +10,7 @@ from django.db import transaction
 from tasks_app.content import VersionContent
 from tasks_app.errors import ValidationFailed
 from tasks_app.models import Task, TaskVersion
-from tasks_app.repository.archive import archive_task
+from tasks_app.repository.archive import ArchiveTask, archive_task
 from tasks_app.services.versions import task_create, task_version_create
 
 
@@ -21,12 +21,13 @@ class ArchiveResult:
     created: bool  # False: the archive's content equals the newest version's
 
 
-def _parse(archive_content: dict[str, Any], rename: Any) -> VersionContent:
+def archive_content(laid_out: ArchiveTask) -> VersionContent:
+    """An archive's content through `VersionContent.parse`, its problems named by archive
+    member (`archive["repo/x.py"]`, `task.json.fail_to_pass`) rather than by field path."""
     try:
-        return VersionContent.parse(archive_content)
+        return VersionContent.parse(laid_out.content)
     except ValidationFailed as exc:
-        details = {rename(path): messages for path, messages in exc.details.items()}
-        raise ValidationFailed.naming(details) from exc
+        raise ValidationFailed.naming({laid_out.rename(p): m for p, m in exc.details.items()}) from exc
 
 
 @transaction.atomic
@@ -46,7 +47,7 @@ def task_archive_import(
     or the version in this one transaction, so a refusal leaves nothing behind.
     """
     laid_out = archive_task(bytes(data))
-    content = _parse(laid_out.content, laid_out.rename)
+    content = archive_content(laid_out)
     message = changelog or laid_out.changelog
     if task is None:
         extra = list(tags or [])
