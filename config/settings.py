@@ -153,6 +153,12 @@ STORAGES = {
 TASKS_MAX_STATEMENT_BYTES = env_int("TASKS_MAX_STATEMENT_BYTES", 64 * 1024)
 TASKS_MAX_CODE_BYTES = env_int("TASKS_MAX_CODE_BYTES", 256 * 1024)
 TASKS_MAX_IMPORT_FILE_BYTES = env_int("TASKS_MAX_IMPORT_FILE_BYTES", 50 * 1024 * 1024)
+# Repository tasks (docs/repository-tasks.md): the tree a version holds, and the archive
+# it may be uploaded as (the tree plus hidden tests, patches and task.json).
+TASKS_REPO_MAX_BYTES = env_int("TASKS_REPO_MAX_BYTES", 20 * 1024 * 1024)
+TASKS_REPO_MAX_FILE_BYTES = env_int("TASKS_REPO_MAX_FILE_BYTES", 5 * 1024 * 1024)
+TASKS_REPO_MAX_FILES = env_int("TASKS_REPO_MAX_FILES", 5000)
+TASKS_REPO_MAX_ARCHIVE_BYTES = env_int("TASKS_REPO_MAX_ARCHIVE_BYTES", 32 * 1024 * 1024)
 # A request body may carry a whole import file.
 DATA_UPLOAD_MAX_MEMORY_SIZE = TASKS_MAX_IMPORT_FILE_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -17,10 +17,14 @@ from typing import Any
 from django.conf import settings
 
 from tasks_app.errors import ValidationFailed
+from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
 
 HASH_SCHEME = "taskversion/v1"
 
-SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
+# The kinds whose content is one program judged by a suite; `repository` is a project
+# an agent edits (tasks_app/repository/), judged by the session engine.
+PROGRAM_SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
+SUITE_KINDS = (*PROGRAM_SUITE_KINDS, REPOSITORY_KIND)
 LANGUAGES = ("python",)
 SOLUTION_ROLES = ("reference", "adversarial")
 SOLUTION_FIELDS = ("role", "label", "code", "note")
@@ -45,6 +49,7 @@ CONTENT_FIELDS = (
     "solutions",
     "time_limit_s",
     "memory_limit_mb",
+    "repository",
 )
 
 
@@ -72,6 +77,7 @@ class VersionContent:
     solutions: tuple[SolutionContent, ...] = ()
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
+    repository: RepositoryContent | None = None
 
     # -- construction -------------------------------------------------------------
 
@@ -101,6 +107,7 @@ class VersionContent:
             ),
             time_limit_s=float(version.time_limit_s),
             memory_limit_mb=int(version.memory_limit_mb),
+            repository=RepositoryContent.from_stored(version.repository) if version.repository else None,
         )
 
     # -- canonical form ----------------------------------------------------------
@@ -110,8 +117,10 @@ class VersionContent:
 
         Solutions are sorted by (role, label): their order carries no meaning.
         Test order is kept: a curator may order cases from easy to hard.
+        The `repository` key exists only for repository tasks, so the canonical
+        form, and the hash, of every other kind is what it always was.
         """
-        return {
+        canonical = {
             "statement": self.statement,
             "language": self.language,
             "entry_point": self.entry_point,
@@ -124,6 +133,9 @@ class VersionContent:
             "time_limit_s": float(self.time_limit_s),
             "memory_limit_mb": int(self.memory_limit_mb),
         }
+        if self.repository is not None:
+            canonical["repository"] = self.repository.canonical()
+        return canonical
 
     def sorted_solutions(self) -> list[SolutionContent]:
         return sorted(self.solutions, key=lambda s: (s.role, s.label))
@@ -199,7 +211,9 @@ class _Parser:
             return default
         return self.string_value(data[name], path, limit=limit, required=required)
 
-    def string_value(self, value: Any, path: str, *, limit: int, required: bool = False) -> str:
+    def string_value(
+        self, value: Any, path: str, *, limit: int, required: bool = False, exact_newlines: bool = False
+    ) -> str:
         if not isinstance(value, str):
             self.error(path, f"Expected a string, got {_type_name(value)}.")
             return ""
@@ -215,13 +229,14 @@ class _Parser:
         except UnicodeEncodeError:
             self.error(path, "Contains an unpaired surrogate; text must be valid Unicode.")
             return ""
-        value = value.replace("\r\n", "\n")
+        if not exact_newlines:  # a patch keeps its CRLFs: they must match the tree's bytes
+            value = value.replace("\r\n", "\n")
         if required and not value.strip():
             self.error(path, "This field may not be blank.")
         return value
 
-    def code(self, value: Any, path: str, *, must_parse: bool) -> str:
-        source = self.string_value(value, path, limit=settings.TASKS_MAX_CODE_BYTES)
+    def code(self, value: Any, path: str, *, must_parse: bool, exact_newlines: bool = False) -> str:
+        source = self.string_value(value, path, limit=settings.TASKS_MAX_CODE_BYTES, exact_newlines=exact_newlines)
         if source and must_parse:
             problem = compile_error(source)
             if problem:
@@ -244,16 +259,17 @@ class _Parser:
         statement = self.text(data, "statement", limit=settings.TASKS_MAX_STATEMENT_BYTES, required=True)
         language = self.choice(data, "language", LANGUAGES, default="python")
         suite_kind = self.choice(data, "suite_kind", SUITE_KINDS, default=None)
+        repo_kind = suite_kind == REPOSITORY_KIND
         entry_point = self.text(data, "entry_point", limit=200).strip()
         if entry_point and (not entry_point.isidentifier() or keyword.iskeyword(entry_point)):
             self.error("entry_point", f"{entry_point!r} is not a valid Python identifier.")
-        elif not entry_point and suite_kind and suite_kind != "stdio":
+        elif not entry_point and suite_kind and suite_kind not in ("stdio", REPOSITORY_KIND):
             self.error("entry_point", f"Required for suite kind {suite_kind!r}: the function the tests call.")
         starter_code = self.text(data, "starter_code", limit=code_limit)
         raw_setup = data.get("test_setup")
         test_setup = self.code("" if raw_setup is None else raw_setup, "test_setup", must_parse=True)
         visible = self.tests(data, "visible_tests", suite_kind, required=False)
-        hidden = self.tests(data, "hidden_tests", suite_kind, required=True)
+        hidden = self.tests(data, "hidden_tests", suite_kind, required=not repo_kind)
         # An invalid entry point is reported once, not again for every reference.
         checked_entry = "" if f"{self.prefix}entry_point" in self.errors else entry_point
         solutions = self.solutions(data.get("solutions", []), checked_entry, suite_kind)
@@ -261,6 +277,7 @@ class _Parser:
         memory = self.number(
             data, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, integer=True
         )
+        repository = self.repository(data, suite_kind, solutions)
 
         if self.errors:
             count = sum(len(v) for v in self.errors.values())
@@ -281,7 +298,24 @@ class _Parser:
             solutions=tuple(solutions),
             time_limit_s=float(time_limit),
             memory_limit_mb=int(memory),
+            repository=repository,
         )
+
+    def repository(self, data: dict, suite_kind: str, solutions: list[SolutionContent]) -> RepositoryContent | None:
+        """The tree, tests and protected paths of a repository task; its solutions are
+        patches, checked against the tree once everything else is valid (git costs)."""
+        if suite_kind != REPOSITORY_KIND:
+            if data.get("repository") is not None:
+                self.error("repository", "Only for suite kind 'repository'.")
+            return None
+        for name in ("entry_point", "starter_code", "test_setup"):
+            if data.get(name):
+                self.error(name, "Not used by repository tasks: the tree holds the code.")
+        repo = parse_repository(data.get("repository"), self.error)
+        if repo is not None and not self.errors:
+            patches = [(f"solutions[{i}].code", s.role, s.code) for i, s in enumerate(solutions)]
+            check_patches(repo, patches, self.error)
+        return repo
 
     def choice(self, data: dict, name: str, options: tuple[str, ...], *, default: str | None) -> str:
         value = data.get(name, default)
@@ -317,6 +351,10 @@ class _Parser:
             value = []
         if not isinstance(value, list):
             self.error(name, f"Expected a list of tests, got {_type_name(value)}.")
+            return []
+        if suite_kind == REPOSITORY_KIND:
+            if value:
+                self.error(name, "Not used by repository tasks: tests go in the tree or hidden_test_files.")
             return []
         if required and not value:
             self.error(name, "At least one hidden test is required.")
@@ -383,6 +421,7 @@ class _Parser:
             return []
         out: list[SolutionContent] = []
         labels: set[str] = set()
+        patch = suite_kind == REPOSITORY_KIND  # a repository task's solutions are diffs, not Python
         for index, item in enumerate(value):
             path = f"solutions[{index}]"
             if not isinstance(item, dict):
@@ -403,11 +442,13 @@ class _Parser:
                 self.error(f"{path}.code", "This field is required.")
             # A wrong solution may be wrong in any way, a syntax error included;
             # a reference must compile and define what the tests call.
-            code = self.code(item.get("code", ""), f"{path}.code", must_parse=role == "reference")
+            code = self.code(
+                item.get("code", ""), f"{path}.code", must_parse=role == "reference" and not patch, exact_newlines=patch
+            )
             if role == "reference" and code and f"{self.prefix}{path}.code" not in self.errors:
                 if not code.strip():
                     self.error(f"{path}.code", "A reference solution may not be empty.")
-                elif entry_point and suite_kind != "stdio" and entry_point not in top_level_names(code):
+                elif entry_point and not patch and suite_kind != "stdio" and entry_point not in top_level_names(code):
                     self.error(f"{path}.code", f"The reference does not define `{entry_point}` at top level.")
             note = self.text(item, "note", limit=settings.TASKS_MAX_STATEMENT_BYTES, path=f"{path}.note")
             out.append(SolutionContent(role=role or "", label=label, code=code, note=note))

@@ -4,6 +4,7 @@ that both the side-by-side UI and the JSON API render."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,9 +41,37 @@ def _tests_text(kind: str, tests: list[Any]) -> str:
     return "\n".join(f"# --- test module {i} ---\n{src}" for i, src in enumerate(tests, 1))
 
 
+def _repository_sections(content: VersionContent) -> dict[str, tuple[str, str]]:
+    """A repository task's parts as texts: the tree as its manifest (one line a file, so a
+    changed file shows as a changed digest), the test lists, each hidden test file."""
+    repo = content.repository
+    assert repo is not None
+    tree = "\n".join(
+        f"{f.path}  {f.size} bytes  sha256:{f.sha256[:16]}{'  executable' if f.executable else ''}" for f in repo.files
+    )
+    sections = {
+        "statement": ("Statement", content.statement),
+        "interface": ("Interface", f"suite kind: {content.suite_kind}"),
+        "tree": ("File tree (manifest)", tree),
+        "setup_commands": ("Setup commands", "\n".join(repo.setup_commands)),
+        "fail_to_pass": ("Tests that must start passing (fail_to_pass)", "\n".join(repo.fail_to_pass)),
+        "pass_to_pass": ("Tests that must keep passing (pass_to_pass)", "\n".join(repo.pass_to_pass)),
+        "protected_paths": ("Protected paths", "\n".join(repo.protected_paths)),
+    }
+    for path, text in repo.hidden_test_files:
+        sections[f"hidden:{path}"] = (f"Hidden test file {path}", text)
+    return sections
+
+
 def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
     if content is None:
         return {}
+    if content.repository is not None:
+        sections = _repository_sections(content)
+        for s in content.sorted_solutions():
+            body = s.code + (f"\n# note: {s.note}" if s.note else "")
+            sections[f"solution:{s.label}"] = (f"Patch {s.label} ({s.role})", body)
+        return sections
     sections = {
         "statement": ("Statement", content.statement),
         "interface": (
@@ -123,3 +152,70 @@ def version_diff(*, left: TaskVersion, right: TaskVersion) -> dict[str, Any]:
         "changed_sections": [s.key for s in sections if s.status != "unchanged"],
         "sections": [asdict(s) for s in sections],
     }
+
+
+# -- patches (repository tasks) -----------------------------------------------------------
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass
+class PatchFile:
+    """One file of a unified diff, as side-by-side rows like a version diff's."""
+
+    path: str
+    headers: list[str] = field(default_factory=list)
+    rows: list[DiffRow] = field(default_factory=list)
+
+
+def patch_files(text: str) -> list[PatchFile]:
+    """Split a `git diff` into files and its hunks into rows: context lines on both sides,
+    removed lines left, added lines right, a removal followed by an addition paired."""
+    files: list[PatchFile] = []
+    current: PatchFile | None = None
+    removed: list[tuple[int, str]] = []
+    added: list[tuple[int, str]] = []
+    left_no = right_no = 0
+
+    def flush() -> None:
+        if current is not None:
+            for k in range(max(len(removed), len(added))):
+                left = removed[k] if k < len(removed) else (None, None)
+                right = added[k] if k < len(added) else (None, None)
+                kind = (
+                    "replace"
+                    if left[1] is not None and right[1] is not None
+                    else "delete"
+                    if right[1] is None
+                    else "insert"
+                )
+                current.rows.append(DiffRow(kind, left[0], left[1], right[0], right[1]))
+        removed.clear()
+        added.clear()
+
+    for line in text.splitlines():
+        if line.startswith("diff --git ") or current is None:
+            flush()
+            current = PatchFile(path=line.rsplit(" b/", 1)[-1] if line.startswith("diff --git ") else "")
+            files.append(current)
+            if line.startswith("diff --git "):
+                continue
+        hunk = _HUNK.match(line)
+        if hunk:
+            flush()
+            left_no, right_no = int(hunk.group(1)), int(hunk.group(2))
+            current.rows.append(DiffRow("equal", None, line, None, line))
+        elif not current.rows:
+            current.headers.append(line)  # index, mode, ---/+++ lines before the first hunk
+        elif line.startswith("-"):
+            removed.append((left_no, line[1:]))
+            left_no += 1
+        elif line.startswith("+"):
+            added.append((right_no, line[1:]))
+            right_no += 1
+        elif line.startswith(" ") or line == "":
+            flush()
+            current.rows.append(DiffRow("equal", left_no, line[1:], right_no, line[1:]))
+            left_no, right_no = left_no + 1, right_no + 1
+    flush()
+    return files

@@ -70,3 +70,10 @@ class TooBusy(DomainError):
 
 class ImmutableVersionError(Exception):
     """Raised by the model guard when code tries to change a saved version."""
+
+
+class Unavailable(DomainError):
+    """Something the platform itself needs is missing (a tool, a service): not the caller's fault."""
+
+    code = "unavailable"
+    status = 503

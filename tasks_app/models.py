@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from tasks_app.content import LANGUAGES, SOLUTION_ROLES, SUITE_KINDS
 from tasks_app.errors import ImmutableVersionError
+from tasks_app.repository.content import REPOSITORY_KIND
 
 
 class State(models.TextChoices):
@@ -80,6 +81,10 @@ class TaskVersion(models.Model):
     hidden_tests = models.JSONField(default=list)
     time_limit_s = models.FloatField()
     memory_limit_mb = models.PositiveIntegerField()
+    # Repository tasks only (RepositoryContent.canonical): the tree's manifest
+    # {path: {sha256, size, executable}}, setup commands, fail_to_pass, pass_to_pass,
+    # hidden test files, protected paths. The files' bytes are Blob rows.
+    repository = models.JSONField(null=True, blank=True)
     changelog = models.TextField(blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="authored_versions")
     # DO_NOTHING: versions are never updated (a trigger refuses it), so deleting a
@@ -100,6 +105,11 @@ class TaskVersion(models.Model):
             models.CheckConstraint(
                 condition=Q(content_hash__regex=r"^[0-9a-f]{64}$"), name="taskversion_hash_is_sha256"
             ),
+            models.CheckConstraint(
+                condition=(Q(suite_kind=REPOSITORY_KIND) & Q(repository__isnull=False))
+                | (~Q(suite_kind=REPOSITORY_KIND) & Q(repository__isnull=True)),
+                name="taskversion_repository_iff_kind",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -113,6 +123,30 @@ class TaskVersion(models.Model):
     @property
     def short_hash(self) -> str:
         return self.content_hash[:12]
+
+
+class Blob(models.Model):
+    """The bytes of one file of a repository task's tree, stored once however many
+    versions (of however many tasks) hold that file. Keyed by its SHA-256, so a row
+    can never hold other bytes than its key names."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ImmutableQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(sha256__regex=r"^[0-9a-f]{64}$"), name="blob_key_is_sha256")]
+
+    def __str__(self) -> str:
+        return f"blob {self.sha256[:12]} ({self.size} bytes)"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ImmutableVersionError(f"Blob {self.sha256} is immutable: its key is its content's hash.")
+        super().save(*args, **kwargs)
 
 
 class Solution(models.Model):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import tarfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,9 +13,10 @@ from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
-from tasks_app.content import SUITE_KINDS
+from tasks_app.content import SUITE_KINDS, VersionContent
 from tasks_app.errors import NotFound, ValidationFailed
-from tasks_app.models import State, Tag, Task, TaskVersion, Transition
+from tasks_app.models import Blob, State, Tag, Task, TaskVersion, Transition
+from tasks_app.repository.paths import BadPath, normalise_path
 
 SORTS = {
     "slug": ("slug",),
@@ -155,3 +159,65 @@ def task_owners() -> list[str]:
     """Usernames that own at least one task, for the list's author filter."""
     users = get_user_model().objects.filter(owned_tasks__isnull=False).distinct().order_by("username")
     return list(users.values_list("username", flat=True))
+
+
+# -- repository tasks -------------------------------------------------------------------------
+
+
+def blobs_get(*, digests: list[str]) -> dict[str, bytes]:
+    """The bytes of each digest; NotFound names a missing one (the store lost a file)."""
+    wanted = sorted(set(digests))
+    found: dict[str, bytes] = {}
+    for start in range(0, len(wanted), 1000):
+        rows = Blob.objects.filter(sha256__in=wanted[start : start + 1000]).values_list("sha256", "data")
+        found.update((digest, bytes(data)) for digest, data in rows)
+    missing = [d for d in wanted if d not in found]
+    if missing:
+        raise NotFound(f"The blob store has no file with SHA-256 {missing[0]}.")
+    return found
+
+
+def version_input(*, version: TaskVersion) -> dict[str, Any]:
+    """The raw content that `VersionContent.parse` turns back into this version: what an
+    export writes and an edit starts from. For a repository task it carries the files'
+    bytes, which the canonical form only names by digest."""
+    content = VersionContent.from_version(version)
+    raw = content.canonical()
+    if content.repository is not None:
+        blobs = blobs_get(digests=[f.sha256 for f in content.repository.files])
+        raw["repository"] = content.repository.input_form(blobs)
+    return raw
+
+
+def version_file(*, version: TaskVersion, path: str) -> tuple[str, bytes, bool]:
+    """(normalised path, bytes, executable) of one file of a repository version's tree."""
+    try:
+        normal = normalise_path(path)
+    except BadPath as exc:
+        raise ValidationFailed(str(exc), details={"path": [str(exc)]}) from exc
+    entry = (version.repository or {}).get("manifest", {}).get(normal)
+    if entry is None:
+        raise NotFound(f"Version {version.number} of {version.task.slug!r} has no file {normal!r} in its tree.")
+    return normal, blobs_get(digests=[entry["sha256"]])[entry["sha256"]], bool(entry["executable"])
+
+
+def version_tree_tar(*, version: TaskVersion) -> bytes:
+    """The tree as a gzipped tar, the same bytes every time (sorted, zero times and owners),
+    so its own digest is as stable as the version's hash. Hidden tests are not in it."""
+    if not version.repository:
+        raise NotFound(f"Version {version.number} of {version.task.slug!r} is not a repository task.")
+    manifest = version.repository["manifest"]
+    blobs = blobs_get(digests=[e["sha256"] for e in manifest.values()])
+    out = io.BytesIO()
+    # mtime=0 and no name: the gzip header would otherwise carry the time of the request.
+    with (
+        gzip.GzipFile(fileobj=out, mode="wb", mtime=0, filename="", compresslevel=6) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as archive,
+    ):
+        for path in sorted(manifest):
+            data = blobs[manifest[path]["sha256"]]
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime = len(data), 0
+            info.mode = 0o755 if manifest[path]["executable"] else 0o644
+            archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()

@@ -53,6 +53,7 @@ def _url(route: str, world: dict[str, Any]) -> str:
         "<str:batch_id>": str(world["batch"].id),
         "<int:job_id>": str(world["job"].job.pk),
         "<str:build_id>": "00000000-0000-0000-0000-000000000000",
+        "<path:path>": "README.md",
     }
     url = "/" + route
     if url.startswith("/api/v1/pools/<slug:slug>"):

@@ -47,6 +47,8 @@ GET_PAGES: dict[str, frozenset[str]] = {
     "ui:review-queue": REVIEWERS,
     "ui:task-detail": CONTENT,
     "ui:task-edit": AUTHORS,
+    "ui:archive-create": AUTHORS,
+    "ui:archive-version": AUTHORS,
     "ui:version-list": CONTENT,
     "ui:version-detail": CONTENT,
     "ui:version-diff": CONTENT,
@@ -79,7 +81,7 @@ POST_ONLY = {
     "pools:build",
 }
 # Pages that also take the POST of their own form.
-POST_FORMS = {"ui:task-create", "ui:task-edit", "pools:create"}
+POST_FORMS = {"ui:task-create", "ui:task-edit", "ui:archive-create", "ui:archive-version", "pools:create"}
 NOT_UI = ("api/", "admin/", "accounts/", "static/", "livez", "healthz", "metrics", "__debug__")
 
 
@@ -120,6 +122,7 @@ def _url(name: str, world: dict[str, Any]) -> str:
     args: dict[str, tuple[Any, ...]] = {
         "ui:task-detail": (slug,),
         "ui:task-edit": (slug,),
+        "ui:archive-version": (slug,),
         "ui:task-transition": (slug,),
         "ui:version-list": (slug,),
         "ui:version-detail": (slug, 1),

@@ -43,6 +43,20 @@ class SolutionSchema(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True)
 
 
+class RepositorySchema(serializers.Serializer):
+    files = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text='{path: text} or {path: {"base64": ..., "executable": bool}} (or {"text": ..., "executable": true}).',
+    )
+    setup_commands = serializers.ListField(child=serializers.CharField(), required=False)
+    fail_to_pass = serializers.ListField(child=serializers.CharField(), help_text="pytest node ids, path::name.")
+    pass_to_pass = serializers.ListField(child=serializers.CharField(), required=False)
+    hidden_test_files = serializers.DictField(child=serializers.CharField(), required=False)
+    protected_paths = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Glob patterns; defaults when empty."
+    )
+
+
 class VersionContentSchema(serializers.Serializer):
     statement = serializers.CharField(help_text="Markdown; rendered sanitised in the UI.")
     language = serializers.ChoiceField(choices=LANGUAGES, required=False, default="python")
@@ -60,6 +74,7 @@ class VersionContentSchema(serializers.Serializer):
     solutions = SolutionSchema(many=True, required=False)
     time_limit_s = serializers.FloatField(required=False, default=10.0)
     memory_limit_mb = serializers.IntegerField(required=False, default=256)
+    repository = RepositorySchema(required=False, help_text="Suite kind 'repository' only (docs/repository-tasks.md).")
 
 
 @extend_schema_field(VersionContentSchema)
@@ -164,6 +179,24 @@ class SolutionOut(serializers.Serializer):
     note = serializers.CharField()
 
 
+class ManifestEntryOut(serializers.Serializer):
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    executable = serializers.BooleanField()
+
+
+class RepositoryOut(serializers.Serializer):
+    """What a repository version holds, the tree as its manifest: a file's bytes come
+    from .../files/<path>, the whole tree from .../tree/."""
+
+    manifest = serializers.DictField(child=ManifestEntryOut())
+    setup_commands = serializers.ListField(child=serializers.CharField())
+    fail_to_pass = serializers.ListField(child=serializers.CharField())
+    pass_to_pass = serializers.ListField(child=serializers.CharField())
+    hidden_test_files = serializers.DictField(child=serializers.CharField())
+    protected_paths = serializers.ListField(child=serializers.CharField())
+
+
 class VersionOut(serializers.ModelSerializer):
     task = serializers.CharField(source="task.slug")
     author = serializers.CharField(source="author.username")
@@ -171,13 +204,14 @@ class VersionOut(serializers.ModelSerializer):
     solutions = SolutionOut(many=True)
     visible_tests = serializers.ListField(child=serializers.JSONField())
     hidden_tests = serializers.ListField(child=serializers.JSONField())
+    repository = RepositoryOut(allow_null=True, help_text="Repository tasks only; null for the other kinds.")
 
     class Meta:
         model = TaskVersion
         fields = [
             "task", "number", "content_hash", "parent", "author", "changelog", "created_at", "statement",
             "language", "entry_point", "starter_code", "suite_kind", "test_setup", "visible_tests",
-            "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb",
+            "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository",
         ]  # fmt: skip
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tasks_app.api import views
+from tasks_app.api import repository, views
 
 urlpatterns = [
     path("me/", views.MeView.as_view(), name="api-me"),
@@ -11,6 +11,21 @@ urlpatterns = [
     path("tasks/<slug:slug>/versions/", views.VersionListView.as_view(), name="api-version-list"),
     path("tasks/<slug:slug>/versions/<int:number>/", views.VersionDetailView.as_view(), name="api-version-detail"),
     path(
+        "tasks/<slug:slug>/versions/archive/",
+        repository.ArchiveVersionCreateView.as_view(),
+        name="api-version-archive",
+    ),
+    path(
+        "tasks/<slug:slug>/versions/<int:number>/tree/",
+        repository.TreeArchiveView.as_view(),
+        name="api-version-tree",
+    ),
+    path(
+        "tasks/<slug:slug>/versions/<int:number>/files/<path:path>",
+        repository.TreeFileView.as_view(),
+        name="api-version-file",
+    ),
+    path(
         "tasks/<slug:slug>/versions/<int:number>/solutions/",
         views.SolutionListView.as_view(),
         name="api-solution-list",
@@ -18,6 +33,7 @@ urlpatterns = [
     path("tasks/<slug:slug>/diff/", views.DiffView.as_view(), name="api-diff"),
     path("tasks/<slug:slug>/transitions/", views.TransitionListView.as_view(), name="api-transition-list"),
     path("review-queue/", views.ReviewQueueView.as_view(), name="api-review-queue"),
+    path("archives/", repository.ArchiveTaskCreateView.as_view(), name="api-archive-create"),
     path("import/", views.ImportView.as_view(), name="api-import"),
     path("export/", views.ExportView.as_view(), name="api-export"),
 ]

@@ -21,7 +21,7 @@ from tasks_app.api import serializers as s
 from tasks_app.api.auth import request_scopes
 from tasks_app.api.parsers import RawUploadParser, uploaded_file
 from tasks_app.api.permissions import HasScope
-from tasks_app.content import SolutionContent, VersionContent
+from tasks_app.content import SUITE_KINDS, SolutionContent, VersionContent
 from tasks_app.diff import version_diff
 from tasks_app.errors import NotFound, PermissionDenied, ValidationFailed
 from tasks_app.importers import tasks_export, tasks_import
@@ -96,7 +96,7 @@ TASK_FILTER_PARAMS = [
     OpenApiParameter("state", str, enum=State.values),
     OpenApiParameter("tag", str),
     OpenApiParameter("author", str, description="Owner's username."),
-    OpenApiParameter("suite_kind", str, enum=["assertions", "check_function", "pytest", "stdio"]),
+    OpenApiParameter("suite_kind", str, enum=list(SUITE_KINDS)),
     OpenApiParameter("sort", str, enum=list(selectors.SORTS)),
 ]
 
@@ -202,7 +202,7 @@ class SolutionListView(APIView):
         data = _parse(s.SolutionAddInput, request)
         task = selectors.task_get(slug=slug)
         base = selectors.task_version_get(task=task, number=number)
-        raw = VersionContent.from_version(base).canonical()
+        raw = selectors.version_input(version=base)
         new_solution = SolutionContent(role=data["role"], label=data["label"], code=data["code"], note=data["note"])
         raw["solutions"].append(new_solution.canonical())
         content = VersionContent.parse(raw)

@@ -5,7 +5,9 @@
 
 `version` holds exactly the canonical content that `content_hash` covers, so
 a file can be checked against its hashes, and export -> import -> export
-gives the same bytes.
+gives the same bytes. A repository task's `version.repository.files` holds its
+tree ({path: text} or {path: {"base64": ...}}), which the hash covers through
+the manifest of digests (docs/repository-tasks.md).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks_app.content import VersionContent
 from tasks_app.importers.records import Problems, TaskRecord, build_record
 from tasks_app.models import Task
+from tasks_app.selectors import version_input
 
 NAME = "native"
 MARKER = "format"
@@ -62,7 +64,7 @@ def task_to_native(task: Task) -> dict[str, Any]:
         "slug": task.slug,
         "title": task.title,
         "tags": sorted(tag.name for tag in task.tags.all()),
-        "version": VersionContent.from_version(version).canonical(),
+        "version": version_input(version=version),
         "content_hash": version.content_hash,
     }
 

@@ -13,6 +13,7 @@ from tasks_app.content import VersionContent
 from tasks_app.errors import Conflict, InvalidTransition, PermissionDenied, ValidationFailed
 from tasks_app.models import Solution, State, Tag, Task, TaskVersion, Transition
 from tasks_app.roles import CURATOR, has_role
+from tasks_app.services.blobs import blobs_store
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,119}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -101,11 +102,14 @@ def _insert_version(
         hidden_tests=content.hidden_tests,
         time_limit_s=content.time_limit_s,
         memory_limit_mb=content.memory_limit_mb,
+        repository=content.repository.canonical() if content.repository is not None else None,
         changelog=changelog,
         author=actor,
         parent=parent,
         content_hash=content.content_hash(),
     )
+    if content.repository is not None:
+        blobs_store(blobs=content.repository.blobs)
     version.save()
     Solution.objects.bulk_create(
         [

@@ -13,7 +13,7 @@ from django import forms
 from django.utils.html import format_html
 
 from tasks_app import selectors
-from tasks_app.content import SOLUTION_ROLES, SUITE_KINDS
+from tasks_app.content import PROGRAM_SUITE_KINDS, SOLUTION_ROLES
 from tasks_app.errors import ValidationFailed
 from tasks_app.services.versions import normalise_tags
 from tasks_app.ui.suite_text import MODULE_SEPARATOR
@@ -72,7 +72,7 @@ class TaskForm(forms.Form):
         widget=forms.TextInput(attrs={"autocapitalize": "off", "spellcheck": "false"}),
     )
     suite_kind = forms.CharField(
-        label="Suite kind", required=False, widget=forms.Select(choices=[(k, k) for k in SUITE_KINDS])
+        label="Suite kind", required=False, widget=forms.Select(choices=[(k, k) for k in PROGRAM_SUITE_KINDS])
     )
     starter_code = _content_field("Starter code", _text(6, code=True), "Shown to the solver; optional.")
     test_setup = _content_field(

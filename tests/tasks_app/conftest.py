@@ -13,6 +13,10 @@ import pytest
 from tasks_app import datasets
 from tasks_app.models import Task, TaskVersion
 
+# The sample repository task holds a project with its own tests (tests/test_words.py);
+# they are data for the platform, not tests of it.
+collect_ignore = ["repository_sample"]
+
 
 @pytest.fixture(scope="session")
 def humaneval_gz(humaneval_path: Path) -> bytes:

@@ -18,6 +18,7 @@ from tasks_app import selectors, services
 from tasks_app.content import SUITE_KINDS
 from tasks_app.errors import Conflict, DomainError, PermissionDenied, ValidationFailed
 from tasks_app.models import State, Task
+from tasks_app.repository.content import REPOSITORY_KIND
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
 from tasks_app.selectors import SORTS, TaskFilters
 from tasks_app.ui.actions import task_actions
@@ -185,6 +186,9 @@ def task_edit(request: HttpRequest, slug: str) -> HttpResponse:
     """Save the form as a new version, refusing an edit of an outdated version (409)."""
     _require_curator(request)
     task = selectors.task_get(slug=slug)
+    if task.latest_version and task.latest_version.suite_kind == REPOSITORY_KIND:
+        # A tree does not fit the form's text areas: its versions come as archives.
+        return redirect("ui:archive-version", slug=task.slug)
     if request.method == "GET":
         version = selectors.task_version_get(task=task, number=task.latest_version.number)
         initial, solutions = editor_initial(task, version)

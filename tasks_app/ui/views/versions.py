@@ -56,4 +56,6 @@ def version_diff(request: HttpRequest, slug: str) -> HttpResponse:
         left_number = right.parent.number
     left = selectors.task_version_get(task=task, number=left_number)
     result = diff.version_diff(left=left, right=right)
-    return render(request, "tasks_app/version_diff.html", {"task": task, "left": left, "right": right, "diff": result})
+    context = {"task": task, "left": left, "right": right, "diff": result}
+    context.update(left_label=f"v{left.number}", right_label=f"v{right.number}")
+    return render(request, "tasks_app/version_diff.html", context)
