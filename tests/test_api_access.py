@@ -54,6 +54,7 @@ def _url(route: str, world: dict[str, Any]) -> str:
         "<int:job_id>": str(world["job"].job.pk),
         "<str:build_id>": "00000000-0000-0000-0000-000000000000",
         "<path:path>": "README.md",
+        "<str:session_id>": "0" * 32,
     }
     url = "/" + route
     if url.startswith("/api/v1/pools/<slug:slug>"):

@@ -11,7 +11,7 @@
 - POST   /api/v1/sessions/{id}/fork       {n}: n sessions in the same state.
 - POST   /api/v1/sessions/{id}/submit     the verdict: a reward, or null with the reason.
 - POST   /api/v1/sessions/{id}/renew      a new lease.
-Paths answer with or without a trailing slash.
+Paths take no trailing slash.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-from django.urls import path, re_path
+from django.urls import path
 
 from evaluation.api import sessions, views
-
-SESSION = r"^sessions/(?P<session_id>[0-9a-f]{32})"
 
 urlpatterns = [
     path("samples/", views.SampleUploadView.as_view(), name="api-samples"),
@@ -10,10 +8,11 @@ urlpatterns = [
     path("outcomes/", views.OutcomesView.as_view(), name="api-outcomes"),
     path("pass-at-k/", views.PassAtKView.as_view(), name="api-pass-at-k"),
     path("difficulty/", views.DifficultyView.as_view(), name="api-difficulty"),
-    re_path(r"^sessions/?$", sessions.SessionListView.as_view(), name="api-sessions"),
-    re_path(SESSION + r"/?$", sessions.SessionDetailView.as_view(), name="api-session"),
-    re_path(SESSION + r"/steps/?$", sessions.SessionStepView.as_view(), name="api-session-steps"),
-    re_path(SESSION + r"/fork/?$", sessions.SessionForkView.as_view(), name="api-session-fork"),
-    re_path(SESSION + r"/submit/?$", sessions.SessionSubmitView.as_view(), name="api-session-submit"),
-    re_path(SESSION + r"/renew/?$", sessions.SessionRenewView.as_view(), name="api-session-renew"),
+    # The session routes take no trailing slash (as docs/sessions.md writes them).
+    path("sessions", sessions.SessionListView.as_view(), name="api-sessions"),
+    path("sessions/<str:session_id>", sessions.SessionDetailView.as_view(), name="api-session"),
+    path("sessions/<str:session_id>/steps", sessions.SessionStepView.as_view(), name="api-session-steps"),
+    path("sessions/<str:session_id>/fork", sessions.SessionForkView.as_view(), name="api-session-fork"),
+    path("sessions/<str:session_id>/submit", sessions.SessionSubmitView.as_view(), name="api-session-submit"),
+    path("sessions/<str:session_id>/renew", sessions.SessionRenewView.as_view(), name="api-session-renew"),
 ]

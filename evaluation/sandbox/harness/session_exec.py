@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SHELL = "/bin/bash"
 EXIT_GRACE_S = 0.05  # output a step's last processes write after its first one exits
 STEP_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "PATH": "/opt/bin:/usr/bin:/bin",  # /opt/bin holds `python` (sessions/sandbox.py)
     "HOME": "/tmp",
     "LANG": "C.UTF-8",
     "TERM": "dumb",

@@ -250,7 +250,9 @@ def run_setup(tree: Path, commands: tuple[str, ...]) -> str:
         "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
         "--size", str(SETUP_SCRATCH_BYTES), "--tmpfs", "/tmp", "--bind", str(tree), "/repo", "--chdir", "/repo",
-        "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8",
+        "--dir", "/opt/bin", "--symlink", "/usr/bin/python3", "/opt/bin/python",
+        "--clearenv", "--setenv", "PATH", "/opt/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+        "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--cap-drop", "ALL", "--", "/bin/bash", "-c", script,
     ]  # fmt: skip
     with tempfile.TemporaryFile() as output:

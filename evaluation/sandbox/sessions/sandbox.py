@@ -36,6 +36,12 @@ MAX_EXPORT_BYTES = 48 * 1024 * 1024
 _LAUNCHER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-launch")
 
 
+# `python` as well as `python3`, as a repository's scripts and setup commands expect
+# (Debian's /usr has only python3); PATH puts /opt/bin first.
+PYTHON_ALIAS = ("--dir", "/opt/bin", "--symlink", "/usr/bin/python3", "/opt/bin/python")
+SANDBOX_PATH = "/opt/bin:/usr/bin:/bin"
+
+
 def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) -> list[str]:
     return [
         bwrap_path() or "bwrap",
@@ -48,6 +54,7 @@ def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) ->
         "--symlink", "usr/lib64", "/lib64",
         "--ro-bind", harness, "/harness",
         "--ro-bind", tree, "/base",
+        *PYTHON_ALIAS,
         "--proc", "/proc",
         "--dev", "/dev",
         "--size", str(tree_bytes), "--tmpfs", "/repo",
@@ -56,7 +63,7 @@ def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) ->
         "--chdir", "/repo",
         "--hostname", "sandbox",
         "--clearenv",
-        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "PATH", SANDBOX_PATH,
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONPATH", "/",
         "--cap-drop", "ALL",
