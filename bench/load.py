@@ -220,7 +220,7 @@ def client_thread(base: str, secret: str, batches: queue.Queue, tally: Tally, dr
         if response.status_code == 429 and response.headers.get("Retry-After"):
             tally.retry_after_s.append(float(response.headers["Retry-After"]))
 
-    client.session.hooks["response"].append(seen)
+    client.http.hooks["response"].append(seen)
     while True:
         try:
             number, batch = batches.get_nowait()
@@ -236,7 +236,7 @@ def client_thread(base: str, secret: str, batches: queue.Queue, tally: Tally, dr
             # mid-wait. The retry below, under the same key, must not store or run it again.
             tally.dropped += 1
             try:
-                client.session.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": DEADLINE_S},
+                client.http.post(f"{base}/api/v1/rewards", json={"completions": body, "deadline_s": DEADLINE_S},
                                     headers={"Idempotency-Key": key}, timeout=(5, 0.05))  # fmt: skip
             except requests.RequestException:
                 pass

@@ -107,16 +107,17 @@ class PlatformClient:
         *,
         timeout_s: float = 60.0,
         retry: Retry | None = None,
-        session: requests.Session | None = None,
+        http: requests.Session | None = None,
     ) -> None:
         self.base_url = (base_url or os.environ.get("PLATFORM_URL") or "http://127.0.0.1:8000").rstrip("/")
         self.token = token or os.environ.get("PLATFORM_TOKEN") or ""
         self.timeout_s = timeout_s
         self.retry = retry or Retry()
-        self.session = session or requests.Session()
-        self.session.headers["Accept"] = "application/json"
+        # `http`, not `session`: client.session(...) opens an agent session (docs/sessions.md).
+        self.http = http or requests.Session()
+        self.http.headers["Accept"] = "application/json"
         if self.token:
-            self.session.headers["Authorization"] = f"Bearer {self.token}"
+            self.http.headers["Authorization"] = f"Bearer {self.token}"
 
     # -- transport ---------------------------------------------------------------------------
 
@@ -140,7 +141,7 @@ class PlatformClient:
         retriable = method in ("GET", "HEAD", "PUT", "DELETE") or retry_post
 
         def send() -> requests.Response:
-            response = self.session.request(method, self._url(path), json=json_body, params=params, headers=headers,
+            response = self.http.request(method, self._url(path), json=json_body, params=params, headers=headers,
                                             stream=stream, timeout=timeout_s or self.timeout_s)  # fmt: skip
             if response.status_code in ok:
                 return response

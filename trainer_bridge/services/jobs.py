@@ -27,7 +27,7 @@ from tasks_app.services.tokens import api_token_create
 from trainer_bridge.models import REWARD_MODES, JobMetric, Snapshot, SnapshotMember, TrainingJob
 from trainer_bridge.services import reward_rows
 
-JOB_SCOPES = ["job", "export", "reward"]  # no "read"/"write": a job token reaches nothing else
+JOB_SCOPES = ["job", "export", "reward", "session"]  # no "read"/"write": a job token reaches nothing else
 MAX_METRICS = 1000  # entries per post
 MAX_ROLLOUTS = 10000
 # A failed job may run again: the trainer resumes it from its last checkpoint.

@@ -132,6 +132,11 @@ class TrainConfig(BaseModel):
     # G: episodes a task
     group_size: Annotated[Whole, _at_least(2, " (advantages compare episodes within a group)")] = 4
     max_steps: Annotated[Whole, _at_least(1)] = 1  # turns an episode: the first attempt and up to max_steps - 1 repairs
+    # repository tasks: tool calls an agentic episode (then it is submitted as it stands), the
+    # characters of an observation the policy reads back, and a step's time limit
+    agent_steps: Annotated[Whole, _at_least(1)] = 8
+    observation_chars: Annotated[Whole, _at_least(200)] = 4000
+    step_timeout_s: Annotated[Number, Field(gt=0, le=600, description="more than 0, at most 600")] = 60.0
     # an episode earns its final reward x turn_discount^(turns - 1)
     turn_discount: Annotated[Number, Field(gt=0, le=1, description="more than 0, at most 1")] = 1.0
     # groups whose rewards are all equal are dropped and resampled this often

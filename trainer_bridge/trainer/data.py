@@ -19,12 +19,14 @@ class TaskRecord:
     prompt: tuple[dict[str, str], ...]  # chat messages: system, user
     band: str
     difficulty: float | None
+    kind: str = ""  # the suite kind: "repository" tasks run as agentic episodes (agentic.py)
 
     @classmethod
     def of(cls, record: dict[str, Any]) -> TaskRecord:
         return cls(task_id=record["task_id"], version_hash=record["version_hash"],
                    prompt=tuple({"role": m["role"], "content": m["content"]} for m in record["prompt"]),
-                   band=record.get("band") or "unknown", difficulty=record.get("difficulty"))  # fmt: skip
+                   band=record.get("band") or "unknown", difficulty=record.get("difficulty"),
+                   kind=record.get("suite_kind") or "")  # fmt: skip
 
 
 def read_export(path: Path) -> list[TaskRecord]:

@@ -17,9 +17,10 @@ from typing import Any
 
 from trainer_bridge.client import PlatformClient
 from trainer_bridge.trainer import checkpoint
+from trainer_bridge.trainer.agentic import REPOSITORY_KIND, run_agentic_episodes
 from trainer_bridge.trainer.config import TrainConfig
 from trainer_bridge.trainer.data import TaskRecord, TaskSampler
-from trainer_bridge.trainer.episodes import Episode, RewardSource, run_episodes
+from trainer_bridge.trainer.episodes import Episode, RewardSource, Rollout, run_episodes
 from trainer_bridge.trainer.policy import Policy
 from trainer_bridge.trainer.progress import ProgressBar, StepLog
 
@@ -90,9 +91,7 @@ class Trainer:
         started = time.monotonic()
         wait_before = self.rewards.wait_s
         tasks = self.sampler.take(cfg.batch_size)
-        rollout = run_episodes(self.policy, tasks, group_size=cfg.group_size, max_steps=cfg.max_steps,
-                               rewards=self.rewards, seed=_seed(cfg.seed, step, 0),
-                               generation_batch=cfg.generation_batch)  # fmt: skip
+        rollout = self._episodes(tasks, seed=_seed(cfg.seed, step, 0), first_group=0)
         episodes, generate_s, tokens = list(rollout.episodes), rollout.generate_s, rollout.tokens
         kept, dropped = split_groups(episodes, cfg.turn_discount)
         dropped_total = len(dropped)
@@ -101,10 +100,8 @@ class Trainer:
         for round_ in range(1, cfg.resample_rounds + 1 if self.policy.learnable else 1):
             if not dropped:
                 break
-            more = run_episodes(self.policy, self.sampler.take(len(dropped)), group_size=cfg.group_size,
-                                max_steps=cfg.max_steps, rewards=self.rewards, seed=_seed(cfg.seed, step, round_),
-                                generation_batch=cfg.generation_batch,
-                                first_group=1 + max(ep.group for ep in episodes))  # fmt: skip
+            more = self._episodes(self.sampler.take(len(dropped)), seed=_seed(cfg.seed, step, round_),
+                                  first_group=1 + max(ep.group for ep in episodes))  # fmt: skip
             episodes += more.episodes
             generate_s, tokens = generate_s + more.generate_s, tokens + more.tokens
             again_kept, dropped = split_groups(more.episodes, cfg.turn_discount)
@@ -123,6 +120,28 @@ class Trainer:
         waited = self.rewards.wait_s - wait_before
         values.update(step_s=wall, reward_wait_s=waited, reward_wait_fraction=waited / wall if wall > 0 else 0.0)
         return values, [self._rollout(step, ep) for ep in own if ep.scored]
+
+    def _episodes(self, tasks: list[TaskRecord], *, seed: int, first_group: int) -> Rollout:
+        """Episodes for `tasks`: program tasks through the reward API (episodes.py),
+        repository tasks as agentic episodes in sessions (agentic.py); groups numbered apart."""
+        cfg = self.config
+        programs = [task for task in tasks if task.kind != REPOSITORY_KIND]
+        repositories = [task for task in tasks if task.kind == REPOSITORY_KIND]
+        rollout = Rollout([])
+        if programs:
+            rollout = run_episodes(self.policy, programs, group_size=cfg.group_size, max_steps=cfg.max_steps,
+                                   rewards=self.rewards, seed=seed, generation_batch=cfg.generation_batch,
+                                   first_group=first_group)  # fmt: skip
+        if repositories:
+            agentic = run_agentic_episodes(
+                self.policy, repositories, client=self.client, group_size=cfg.group_size, max_steps=cfg.agent_steps,
+                seed=seed, generation_batch=cfg.generation_batch, first_group=first_group + len(programs),
+                observation_chars=cfg.observation_chars, step_timeout_s=cfg.step_timeout_s,
+            )  # fmt: skip
+            rollout.episodes += agentic.episodes
+            rollout.generate_s += agentic.generate_s
+            rollout.tokens += agentic.tokens
+        return rollout
 
     def _outcome_metrics(self, episodes: list[Episode], dropped: int) -> dict[str, float]:
         scored = [ep for ep in episodes if ep.scored]

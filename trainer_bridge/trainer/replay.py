@@ -9,6 +9,7 @@ path end to end, and it lets the loop run without a model."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Iterable
 from typing import Any
@@ -48,10 +49,31 @@ class ReplayPolicy:
                              f"({', '.join(sorted(self.mix))}); it has {_have(programs)}")  # fmt: skip
         # One draw per (seed, task, episode, turn): the same run replays the same programs.
         key = f"{seed}:{query.task.version_hash}:{query.group}:{query.episode}:{query.turn}"
+        if query.task.kind == "repository":  # one patch is played over several turns: one draw an episode
+            key = f"{query.episode_seed}:{query.task.version_hash}:{query.group}:{query.episode}"
         rng = random.Random(hashlib.sha256(key.encode()).digest())  # noqa: S311 - reproducible choice, not a secret
         kind = rng.choices(kinds, weights=[self.mix[k] for k in kinds])[0]
         code = rng.choice(programs[kind])
+        if query.task.kind == "repository":
+            return Answer(text=patch_action(code, query.turn), source=kind)
         return Answer(text=f"```python\n{code.rstrip()}\n```\n", source=kind)
+
+
+PATCH_FILE = "/tmp/replayed.diff"  # noqa: S108 - in the session's sandbox, not on this host
+
+
+def patch_action(patch: str, turn: int) -> str:
+    """A repository task's patch played as an agent would: write it, apply it, run the
+    visible tests, submit (turn 1, 2, 3, then 4 and later), in the tool-call format of
+    agentic.py. The draw is made once an episode, so one episode plays one patch."""
+    plan = [
+        {"kind": "write_file", "path": PATCH_FILE, "content": patch},
+        {"kind": "bash", "command": f"git apply --whitespace=nowarn {PATCH_FILE} && git status --short"},
+        {"kind": "run_tests"},
+    ]
+    if turn > len(plan):
+        return "<submit/>"
+    return f"<action>{json.dumps(plan[turn - 1])}</action>"
 
 
 def _have(programs: dict[str, list[str]]) -> str:

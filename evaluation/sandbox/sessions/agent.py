@@ -176,7 +176,8 @@ class Agent:
                 return 201, {"sessions": [summary(child) for child in children]}
             case "POST", ["sessions", session_id, "submit"]:
                 session = self.host.get(session_id)
-                return 200, {**summary(session), "verdict": session.submit().as_dict()}
+                verdict = session.submit().as_dict()  # first: the summary must say where it left the session
+                return 200, {**summary(session), "verdict": verdict}
             case "POST", ["sessions", session_id, "renew"]:
                 session = self.host.get(session_id)
                 session.renew()

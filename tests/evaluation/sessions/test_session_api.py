@@ -78,6 +78,7 @@ def test_an_episode_through_the_api_earns_the_reward(api, version):
     assert submitted.status_code == 200
     verdict = submitted.json()["verdict"]
     assert submitted.json()["reward"] == 1.0 and verdict["status"] == "passed", verdict
+    assert submitted.json()["state"] == "done"
     assert all("message" not in entry for entry in verdict["outcomes"].values())  # hidden tests stay hidden
     transcript = api.get(f"/api/v1/sessions/{body['id']}").json()
     assert [step["seq"] for step in transcript["transcript"]] == [1, 2, 3]

@@ -54,3 +54,6 @@ TINY_SHAPE = {"vocab_size": 400, "hidden_size": 32, "layers": 2, "heads": 4, "co
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_model(TEXTS, tmp_path_factory.mktemp("tiny") / "model", **TINY_SHAPE)
+
+
+from tests.sessions_world import cache_root  # noqa: E402,F401 - environments the sandboxes reach
