@@ -18,6 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from evaluation.models import AgentSession
 from tasks_app.errors import DomainError
 from tasks_app.models import ApiToken, State, Transition
 from tasks_app.services import task_transition
@@ -63,6 +64,7 @@ GET_PAGES: dict[str, frozenset[str]] = {
     "pools:build-progress": VIEWERS,  # the trainer's own job's snapshot
     "jobs:list": VIEWERS,
     "jobs:detail": VIEWERS,  # the trainer registered it
+    "verification:session": VIEWERS,  # the trainer holds it; the others judge the task it is on
 }
 # The home page (the task list) sends a trainer to their jobs rather than refusing them.
 REDIRECTED = {("ui:task-list", "trainer"): "/jobs/"}
@@ -114,7 +116,11 @@ def world(users: dict[str, Any], settings: Any, tmp_path: Any) -> dict[str, Any]
     job = job_register(user=users["trainer"], name="ui-job", snapshot_hash=snapshot.hash)
     build = ExportBuild.objects.create(id=uuid.uuid4(), snapshot=snapshot, format="jsonl",
                                        requested_by=users["trainer"])  # fmt: skip
-    return {"task": task, "pool": pool, "snapshot": snapshot, "job": job.job, "build": build}
+    session = AgentSession.objects.create(
+        id="a" * 32, version=task.latest_version, user=users["trainer"], environment="0" * 64,
+        lease_expires_at=timezone.now(), state="closed",
+    )  # fmt: skip
+    return {"task": task, "pool": pool, "snapshot": snapshot, "job": job.job, "build": build, "session": session}
 
 
 def _url(name: str, world: dict[str, Any]) -> str:
@@ -137,6 +143,7 @@ def _url(name: str, world: dict[str, Any]) -> str:
         "pools:build": (pool, world["snapshot"].hash),
         "pools:build-progress": (pool, world["build"].id),
         "jobs:detail": (world["job"].pk,),
+        "verification:session": (world["session"].id,),
     }
     query = {"ui:solution-row": "?index=1"}
     return reverse(name, args=args.get(name, ())) + query.get(name, "")

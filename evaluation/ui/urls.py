@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evaluation.ui import analytics, difficulty, views
+from evaluation.ui import analytics, difficulty, sessions, views
 
 app_name = "verification"
 urlpatterns = [
@@ -15,4 +15,5 @@ urlpatterns = [
     path("t/<slug:slug>/versions/<int:number>/verification/progress/", views.progress, name="progress"),
     path("t/<slug:slug>/versions/<int:number>/verification/run/", views.rerun, name="rerun"),
     path("t/<slug:slug>/mutants/<str:digest>/equivalent/", views.mark_equivalent, name="mark-equivalent"),
+    path("sessions/<str:session_id>/", sessions.detail, name="session"),
 ]

@@ -32,7 +32,7 @@ def test_registering_makes_a_token_bound_to_the_job(snapshot, trainer, api_as):
     assert answer.status_code == 201, answer.json()
     body = answer.json()
     job = TrainingJob.objects.get(pk=body["id"])
-    assert body["token"].startswith("tp_") and job.token.scopes == ["export", "job", "reward"]
+    assert body["token"].startswith("tp_") and job.token.scopes == ["export", "job", "reward", "session"]
     assert job.reward_mode == "fraction" and job.solver == f"job-{job.pk}-run" and job.state == "registered"
     assert jobs.job_of_token(job.token) == job
     # A job's token registers no other job.

@@ -10,6 +10,7 @@ registered.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -19,7 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from evaluation import dispatch
-from evaluation.models import Attempt, Solver
+from evaluation.models import AgentSession, Attempt, Solver
 from tasks_app.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from tasks_app.models import ApiToken
 from tasks_app.roles import CURATOR, REVIEWER, has_role
@@ -27,6 +28,7 @@ from tasks_app.services.tokens import api_token_create
 from trainer_bridge.models import REWARD_MODES, JobMetric, Snapshot, SnapshotMember, TrainingJob
 from trainer_bridge.services import reward_rows
 
+SESSION_ID = re.compile(r"[0-9a-f]{32}")
 JOB_SCOPES = ["job", "export", "reward", "session"]  # no "read"/"write": a job token reaches nothing else
 MAX_METRICS = 1000  # entries per post
 MAX_ROLLOUTS = 10000
@@ -119,6 +121,16 @@ def job_register(
         job.token = issued.token
         job.save(update_fields=["solver", "token"])
     return RegisteredJob(job=job, secret=issued.secret)
+
+
+def job_episodes(job: TrainingJob, *, limit: int = 100) -> list[dict[str, Any]]:
+    """The job's latest agentic episodes: each rollout that names its session, with the
+    session's reward and state, for the job page to link to the transcript."""
+    attempts = list(Attempt.objects.filter(solver__name=job.solver, result__has_key="session")
+                    .select_related("task", "version").order_by("-created_at")[:limit])  # fmt: skip
+    sessions = AgentSession.objects.in_bulk([a.result["session"] for a in attempts])
+    return [{"attempt": a, "session": sessions.get(a.result["session"]), "session_id": a.result["session"],
+             "reward": a.result.get("reward")} for a in attempts]  # fmt: skip
 
 
 def job_get(*, job_id: Any, user: Any, token: Any) -> TrainingJob:
@@ -226,6 +238,9 @@ def rollouts_post(*, job: TrainingJob, outcomes: Any) -> tuple[int, int]:
             errors[f"{where}.sample_id"] = ["Required: your id for this rollout (at most 200 characters)."]
         if not isinstance(outcome.get("passed"), bool):
             errors[f"{where}.passed"] = ["Required: true or false."]
+        session = outcome.get("session")
+        if session is not None and not (isinstance(session, str) and SESSION_ID.fullmatch(session)):
+            errors[f"{where}.session"] = ["The agent session's id (32 hexadecimal characters), when there is one."]
     members = {m.content_hash: m for m in SnapshotMember.objects.filter(snapshot=job.snapshot).only(
         "content_hash", "task_id", "version_id")}  # fmt: skip
     for n, outcome in enumerate(outcomes):
@@ -240,7 +255,8 @@ def rollouts_post(*, job: TrainingJob, outcomes: Any) -> tuple[int, int]:
         rows = [Attempt(solver=solver, task_id=members[o["version_hash"]].task_id,
                         version_id=members[o["version_hash"]].version_id, sample_id=str(o["sample_id"]),
                         status="passed" if o["passed"] else "failed", trusted=True,
-                        result={"job": job.pk, "reward": o.get("reward") if _number(o.get("reward")) else None},
+                        result={"job": job.pk, "reward": o.get("reward") if _number(o.get("reward")) else None,
+                                **({"session": o["session"]} if o.get("session") else {})},
                         finished_at=now) for o in outcomes]  # fmt: skip
         before = Attempt.objects.filter(solver=solver).count()
         Attempt.objects.bulk_create(rows, ignore_conflicts=True)

@@ -176,8 +176,12 @@ class Trainer:
 
     def _rollout(self, step: int, ep: Episode) -> dict[str, Any]:
         sample_id = f"job{self.job_id}-s{step}-g{ep.group}-e{ep.index}"
-        return {"version_hash": ep.task.version_hash, "sample_id": sample_id, "passed": ep.passed,
-                "reward": ep.reward(self.config.turn_discount)}  # fmt: skip
+        row = {"version_hash": ep.task.version_hash, "sample_id": sample_id, "passed": ep.passed,
+               "reward": ep.reward(self.config.turn_discount)}  # fmt: skip
+        session = getattr(ep, "session", None)  # an agentic episode's: its transcript is the evidence
+        if session is not None:
+            row["session"] = session.id
+        return row
 
     # -- checkpoints ------------------------------------------------------------------------------
 

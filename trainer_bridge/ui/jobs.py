@@ -61,5 +61,5 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     last = job.metrics.order_by("-step").first()
     progress = round(100 * job.steps_done / job.steps_total) if job.steps_total else None
     context = {"job": job, "charts": job_charts(curves), "last": last, "progress": progress,
-               "metric_rows": job.metrics.order_by("-step")[:50]}  # fmt: skip
+               "metric_rows": job.metrics.order_by("-step")[:50], "episodes": jobs.job_episodes(job)}  # fmt: skip
     return render(request, "trainer_bridge/job_detail.html", context)

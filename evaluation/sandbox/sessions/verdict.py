@@ -14,6 +14,8 @@ over a pipe, with a nonce, in a process that started from the pristine tree.
 
 from __future__ import annotations
 
+import base64
+import difflib
 import fnmatch
 import hashlib
 import json
@@ -33,6 +35,7 @@ ALWAYS_PROTECTED = (
     ".git", ".git/**",
 )  # fmt: skip
 VERDICT_ATTEMPTS = 2  # a sandbox that fails is the platform's fault: once more in a new one
+MAX_DIFF_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,12 @@ class Verdict:
     diff_sha256: str
     attempts: int = 1
     log: str = ""
+    diff: str = ""  # the applied changes against the task's tree, unified (cut past MAX_DIFF_CHARS)
 
     def as_dict(self) -> dict[str, Any]:
         return {"reward": self.reward, "status": self.status, "reason": self.reason, "outcomes": self.outcomes,
                 "applied": self.applied, "dropped": self.dropped, "diff_sha256": self.diff_sha256,
-                "attempts": self.attempts, "log": self.log}  # fmt: skip
+                "attempts": self.attempts, "log": self.log, "diff": self.diff}  # fmt: skip
 
 
 def matches(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
@@ -101,6 +105,33 @@ def changes_digest(changes: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
+def unified_diff(environment: PreparedEnvironment, changes: list[dict[str, Any]]) -> str:
+    """The changes as a curator reads them: a unified diff per text file, a line for a
+    binary file, a link or a deletion."""
+    parts: list[str] = []
+    for change in changes:
+        path = change["path"]
+        base = environment.tree / path
+        old = base.read_bytes() if base.is_file() and not base.is_symlink() else b""
+        if change["op"] == "delete":
+            parts.append(f"deleted: {path}\n")
+            continue
+        if change["op"] == "symlink":
+            parts.append(f"link: {path} -> {change['target']}\n")
+            continue
+        new = base64.b64decode(change["data"])
+        try:
+            old_text, new_text = old.decode("utf-8"), new.decode("utf-8")
+        except UnicodeDecodeError:
+            parts.append(f"binary file changed: {path} ({len(new)} bytes, sha256 {change.get('sha256', '')[:12]})\n")
+            continue
+        lines = difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                                     f"a/{path}", f"b/{path}")  # fmt: skip
+        parts.append("".join(lines))
+    text = "".join(parts)
+    return text if len(text) <= MAX_DIFF_CHARS else text[:MAX_DIFF_CHARS] + "\n[... the diff is cut here ...]\n"
+
+
 def base_directories(environment: PreparedEnvironment) -> set[str]:
     tree = environment.tree
     return {str(path.relative_to(tree)) for path in tree.rglob("*") if path.is_dir() and not path.is_symlink()}
@@ -133,7 +164,7 @@ def judge(environment: PreparedEnvironment, changes: list[dict[str, Any]], spec:
         log = (answer.get("stdout", "") + answer.get("stderr", ""))[-8000:]
         return Verdict(reward=0.0 if failed else 1.0, status="failed" if failed else "passed", reason=reason,
                        outcomes=outcomes, applied=[c["path"] for c in kept], dropped=dropped, diff_sha256=digest,
-                       attempts=attempt, log=log)  # fmt: skip
+                       attempts=attempt, log=log, diff=unified_diff(environment, kept))  # fmt: skip
     return Verdict(reward=None, status="sandbox_error", reason=f"the verdict's sandbox failed twice: {failure}",
                    outcomes={}, applied=[c["path"] for c in kept], dropped=dropped, diff_sha256=digest,
                    attempts=VERDICT_ATTEMPTS)  # fmt: skip

@@ -84,7 +84,7 @@ def _train(platform, tmp_path, name, *flags, capsys):
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()], summary
 
 
-def test_a_replay_of_the_reference_patch_earns_1_in_forked_sessions(platform, tmp_path, capsys):
+def test_a_replay_of_the_reference_patch_earns_1_in_forked_sessions(platform, tmp_path, capsys, client, trainer):
     rows, summary = _train(platform, tmp_path, "agentic-replay", "--policy", "replay", "--replay-mix", "reference=1",
                            "--agent-steps", "6", capsys=capsys)  # fmt: skip
     (row,) = rows
@@ -96,6 +96,13 @@ def test_a_replay_of_the_reference_patch_earns_1_in_forked_sessions(platform, tm
     children = AgentSession.objects.filter(parent=parent)
     assert children.count() == 2 and {c.reward for c in children} == {1.0}
     assert all(c.step_count == 3 for c in children)
+    # The job page lists each episode beside its reward; its session page holds the transcript.
+    client.force_login(trainer)
+    page = client.get(f"/jobs/{summary['job']}/").content.decode()
+    assert page.count("transcript</a>") == 2
+    transcript = client.get(f"/sessions/{children[0].id}/").content.decode()
+    assert "write_file /tmp/replayed.diff" in transcript and "git apply" in transcript
+    assert "+++ b/textstats/words.py" in transcript and "Verdict: passed" in transcript
 
 
 def test_the_tiny_model_runs_agentic_episodes(platform, tmp_path, tiny_model_dir, capsys):
