@@ -16,6 +16,9 @@ Figures (the last line printed is one JSON object):
   which the p95 step latency stays under 50 ms, divided by the cores.
 - leaked_after_worker_kill: processes of a worker's sessions still alive after the
   worker is killed with SIGKILL (its sandboxes die with it: --die-with-parent).
+- docker: the same create, fork and `true` step figures on the Docker backend (a
+  container per session), and docker_step_over_bwrap_step; null with the reason where
+  Docker cannot run.
 
 Usage: .venv/bin/python bench/sessions.py [--steps N] [--skip-docker]
 """
@@ -172,6 +175,26 @@ def step_kinds(session: Session, runs: int) -> dict:
     return figures
 
 
+def docker_backend_figures(environment, steps: int) -> dict:
+    """Create, fork and a `true` step with sessions in containers."""
+    try:
+        from evaluation.sandbox.docker_backend import docker_client
+
+        docker_client().images.get(DOCKER_IMAGE)
+    except Exception as exc:  # any reason Docker cannot run is reported, not raised
+        return {"docker": None, "docker_backend_note": f"{type(exc).__name__}: {exc}"[:200]}
+    host = SessionHost(max_sessions=64, backend="docker")
+    try:
+        figures = create_and_fork(host, environment, max(5, steps // 20))
+        session = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
+        samples = timed(lambda: Steps(session).run({"kind": "bash", "command": "true"}), steps)
+    finally:
+        host.shutdown()
+    figures["step_true_p50_ms"] = ms(statistics.median(samples))
+    figures["step_true_p99_ms"] = ms(percentile(samples, 0.99))
+    return {"docker": figures}
+
+
 def p95_with(host: SessionHost, environment, concurrency: int, seconds: float) -> float:
     sessions = [host.create(environment=environment, limits=LIMITS, verdict_spec=None) for _ in range(concurrency)]
     latencies: list[float] = []
@@ -292,6 +315,12 @@ def main() -> None:
         host.close(session.id)
         figures.update(sessions_per_core(host, environment, args.load_seconds))
         figures.update(leaked_after_worker_kill(root))
+        if not args.skip_docker:
+            figures.update(docker_backend_figures(environment, args.steps))
+            if figures.get("docker"):
+                figures["docker_step_over_bwrap_step"] = round(
+                    figures["docker"]["step_true_p50_ms"] / figures["step_true_p50_ms"], 3
+                )
     finally:
         host.shutdown()
         for dirpath, _dirnames, _filenames in os.walk(root):

@@ -349,6 +349,7 @@ SESSIONS = {
     # The session host agent's Unix socket; empty: this process runs the sessions itself
     # (one-process deployments and `make run`; its sandboxes live as long as it does).
     "AGENT_SOCKET": env_str("SESSION_AGENT_SOCKET", ""),
+    "BACKEND": env_str("SESSION_BACKEND", "bwrap"),  # or docker: a container per session
     # Sandbox uids read the trees through it: a directory outside any private home.
     "ENVIRONMENTS_DIR": env_str("SESSION_ENVIRONMENTS_DIR", "/var/tmp/taskplatform-session-environments"),  # noqa: S108
     "ENVIRONMENTS_MAX_BYTES": env_int("SESSION_ENVIRONMENTS_MAX_BYTES", 4 << 30),

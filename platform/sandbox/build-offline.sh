@@ -22,7 +22,9 @@ SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 
 IMAGE=taskplatform-sandbox
 SUITE=bookworm
-PACKAGES=python3,python3-pytest
+# git, for agent sessions (repositories, `git apply`, `git diff`); python-is-python3, so
+# a repository's `python` works as on a developer's machine.
+PACKAGES=python3,python3-pytest,git,python-is-python3
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 [ -f "$HERE/Dockerfile" ] || die "$HERE/Dockerfile is missing (the recipe is the script and the Dockerfile together)"

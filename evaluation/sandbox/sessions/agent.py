@@ -98,9 +98,9 @@ def verdict_spec_from(data: Any) -> VerdictSpec | None:
 
 class Agent:
     def __init__(self, *, environments: Path = DEFAULT_ROOT, max_sessions: int = 64,
-                 base_limits: SessionLimits | None = None) -> None:  # fmt: skip
+                 base_limits: SessionLimits | None = None, backend: str = "bwrap") -> None:  # fmt: skip
         self.cache = EnvironmentCache(environments)
-        self.host = SessionHost(max_sessions=max_sessions)
+        self.host = SessionHost(max_sessions=max_sessions, backend=backend)
         self.base_limits = base_limits or SessionLimits()
         self.stopping = threading.Event()
         self.reaper: threading.Thread | None = None
@@ -264,12 +264,13 @@ def main() -> None:
     parser.add_argument("--socket", type=Path, required=True)
     parser.add_argument("--environments", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--max-sessions", type=int, default=64)
+    parser.add_argument("--backend", choices=("bwrap", "docker"), default="bwrap")
     args = parser.parse_args()
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
-    agent = Agent(environments=args.environments, max_sessions=args.max_sessions)
+    agent = Agent(environments=args.environments, max_sessions=args.max_sessions, backend=args.backend)
     agent.start_reaper()
     server = serve(agent, args.socket)
-    log.info("session agent on %s (%d sessions at most)", args.socket, args.max_sessions)
+    log.info("session agent on %s (%s, %d sessions at most)", args.socket, args.backend, args.max_sessions)
     try:
         agent.stopping.wait()
     except KeyboardInterrupt:

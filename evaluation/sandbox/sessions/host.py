@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from evaluation.sandbox.sessions.backends import sandbox_factory
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
 from evaluation.sandbox.sessions.limits import SessionLimits
 from evaluation.sandbox.sessions.session import (
@@ -43,8 +44,10 @@ class SessionNotFound(SessionError):
 
 
 class SessionHost:
-    def __init__(self, *, max_sessions: int = 64) -> None:
+    def __init__(self, *, max_sessions: int = 64, backend: str = "bwrap") -> None:
         self.max_sessions = max_sessions
+        self.backend = backend
+        self.sandbox_class = sandbox_factory(backend)
         self.sessions: dict[str, Session] = {}
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
@@ -69,7 +72,8 @@ class SessionHost:
                statement: str = "", session_id: str | None = None) -> Session:  # fmt: skip
         self._reserve(1)
         try:
-            session = Session(environment=environment, limits=limits, verdict_spec=verdict_spec, session_id=session_id)
+            session = Session(environment=environment, limits=limits, verdict_spec=verdict_spec, session_id=session_id,
+                              sandbox_class=self.sandbox_class)  # fmt: skip
             session.provision(statement=statement)
             with self.lock:
                 self.sessions[session.id] = session
@@ -96,7 +100,8 @@ class SessionHost:
             changes = parent.export_changes()
             for _ in range(count):
                 child = Session(environment=parent.environment, limits=parent.limits,
-                                verdict_spec=parent.verdict_spec, parent=parent)  # fmt: skip
+                                verdict_spec=parent.verdict_spec, parent=parent,
+                                sandbox_class=self.sandbox_class)  # fmt: skip
                 child.provision(statement=parent.first_observation.get("statement", ""), changes=changes)
                 children.append(child)
         except BaseException:
@@ -143,5 +148,5 @@ class SessionHost:
 
     def stats(self) -> dict[str, Any]:
         states = Counter(session.state for session in self.sessions.values())
-        return {"live": self.live(), "max_sessions": self.max_sessions, "states": dict(states),
+        return {"live": self.live(), "max_sessions": self.max_sessions, "backend": self.backend, "states": dict(states),
                 "counters": {k: v for k, v in self.counters.items() if k != "reserved"}}  # fmt: skip

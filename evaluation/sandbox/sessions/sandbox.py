@@ -73,79 +73,45 @@ def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) ->
     ]  # fmt: skip
 
 
-class SessionSandbox:
-    backend = "bwrap"
+class SessionChannel:
+    """The host's end of a session supervisor's frames, whatever runs it (bwrap here,
+    Docker in docker_sandbox.py): the greeting, the tree laid out, steps, exports, verdicts."""
+
+    backend = ""
+    reader: Any = None
 
     def __init__(self, environment: PreparedEnvironment, limits: SessionLimits) -> None:
         self.environment = environment
         self.limits = limits
         self.id = f"session-{uuid.uuid4().hex[:12]}"
-        self.process: subprocess.Popen | None = None
-        self.reader: FrameReader | None = None
-        self.uid_lease = None
-        self.environment_fd = -1
         self.ready: dict[str, Any] = {}
-
-    # -- lifecycle -------------------------------------------------------------------------------
-
-    def start(self, changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """Start the sandbox and lay out its tree (the base, with `changes` over it for a
-        fork); return the supervisor's `initialised` frame (the listing, the cwd)."""
-        if bwrap_path() is None:
-            raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
-        self.environment_fd = self.environment.acquire()
-        command = session_command(harness=str(readable_copy()), tree=str(self.environment.tree),
-                                  python=sandbox_python(), tree_bytes=self.limits.tree_bytes)  # fmt: skip
-        try:
-            self.process, self.uid_lease = _LAUNCHER.submit(
-                launch, command, slot=os.getpid(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            ).result()
-            self.reader = FrameReader(self.process.stdout.fileno())
-            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
-            if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
-                raise SandboxFailure(
-                    f"unexpected greeting from a session sandbox: {self.ready}", anomaly="start_failed"
-                )
-            answer = self.call({"op": "init", "changes": changes or []}, timeout_s=120.0)
-            if answer.get("op") != "initialised":
-                raise SandboxFailure(f"the session tree could not be laid out: {answer.get('message')}",
-                                     anomaly="start_failed", reason="init_failed")  # fmt: skip
-        except BaseException:
-            self.close()
-            raise
-        return answer
 
     @property
     def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        raise NotImplementedError
+
+    def _write(self, data: bytes) -> None:
+        raise NotImplementedError
 
     def close(self) -> None:
-        """Kill the sandbox and everything in it; afterwards nothing of the episode runs."""
-        process, self.process = self.process, None
-        try:
-            if process is not None:
-                stop(process)
-                for stream in (process.stdin, process.stdout):
-                    try:
-                        stream.close()
-                    except OSError:
-                        pass
-        finally:
-            if self.uid_lease is not None:
-                self.uid_lease.release()
-                self.uid_lease = None
-            if self.environment_fd >= 0:
-                os.close(self.environment_fd)
-                self.environment_fd = -1
+        raise NotImplementedError
 
-    # -- frames ----------------------------------------------------------------------------------
+    def _greet_and_lay_out(self, changes: list[dict[str, Any]] | None) -> dict[str, Any]:
+        self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
+        if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
+            raise SandboxFailure(f"unexpected greeting from a session sandbox: {self.ready}", anomaly="start_failed")
+        answer = self.call({"op": "init", "changes": changes or []}, timeout_s=120.0)
+        if answer.get("op") != "initialised":
+            raise SandboxFailure(f"the session tree could not be laid out: {answer.get('message')}",
+                                 anomaly="start_failed", reason="init_failed")  # fmt: skip
+        return answer
 
     def call(self, message: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
         if not self.alive:
             raise SandboxFailure("the session's sandbox is gone", anomaly="sandbox_died")
         try:
-            protocol.write_all(self.process.stdin.fileno(), protocol.encode_frame(message))
-        except (BrokenPipeError, OSError) as exc:
+            self._write(protocol.encode_frame(message))
+        except OSError as exc:
             raise SandboxFailure(f"the session's sandbox stopped reading: {exc}", anomaly="sandbox_died") from exc
         answer = self.reader.read(time.monotonic() + timeout_s + ANSWER_MARGIN_S)
         if answer.get("op") == "error":
@@ -165,6 +131,60 @@ class SessionSandbox:
     def verdict(self, *, tests: list[str], hidden: dict[str, str], timeout_s: float, seed: int = 0) -> dict[str, Any]:
         return self.call({"op": "verdict", "tests": tests, "hidden": hidden, "timeout_s": timeout_s, "seed": seed,
                           "limits": self.limits.step_limits()}, timeout_s=timeout_s)  # fmt: skip
+
+
+class SessionSandbox(SessionChannel):
+    backend = "bwrap"
+
+    def __init__(self, environment: PreparedEnvironment, limits: SessionLimits) -> None:
+        super().__init__(environment, limits)
+        self.process: subprocess.Popen | None = None
+        self.uid_lease = None
+        self.environment_fd = -1
+
+    def start(self, changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Start the sandbox and lay out its tree (the base, with `changes` over it for a
+        fork); return the supervisor's `initialised` frame (the listing, the cwd)."""
+        if bwrap_path() is None:
+            raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
+        self.environment_fd = self.environment.acquire()
+        command = session_command(harness=str(readable_copy()), tree=str(self.environment.tree),
+                                  python=sandbox_python(), tree_bytes=self.limits.tree_bytes)  # fmt: skip
+        try:
+            self.process, self.uid_lease = _LAUNCHER.submit(
+                launch, command, slot=os.getpid(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            ).result()
+            self.reader = FrameReader(self.process.stdout.fileno())
+            return self._greet_and_lay_out(changes)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def _write(self, data: bytes) -> None:
+        protocol.write_all(self.process.stdin.fileno(), data)
+
+    def close(self) -> None:
+        """Kill the sandbox and everything in it; afterwards nothing of the episode runs."""
+        process, self.process = self.process, None
+        try:
+            if process is not None:
+                stop(process)
+                for stream in (process.stdin, process.stdout):
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+        finally:
+            if self.uid_lease is not None:
+                self.uid_lease.release()
+                self.uid_lease = None
+            if self.environment_fd >= 0:
+                os.close(self.environment_fd)
+                self.environment_fd = -1
 
 
 class ExportFailed(Exception):

@@ -22,7 +22,7 @@ from typing import Any
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
 from evaluation.sandbox.sessions.limits import SessionLimits
-from evaluation.sandbox.sessions.sandbox import ExportFailed, SessionSandbox
+from evaluation.sandbox.sessions.sandbox import ExportFailed, SessionChannel, SessionSandbox
 from evaluation.sandbox.sessions.verdict import Verdict, VerdictSpec, judge
 
 PROVISIONING, READY, RUNNING_STEP = "provisioning", "ready", "running_step"
@@ -93,7 +93,8 @@ def validate_action(action: Any) -> dict[str, Any]:
 
 class Session:
     def __init__(self, *, environment: PreparedEnvironment, limits: SessionLimits, verdict_spec: VerdictSpec | None,
-                 session_id: str | None = None, parent: Session | None = None) -> None:  # fmt: skip
+                 session_id: str | None = None, parent: Session | None = None,
+                 sandbox_class: type[SessionChannel] = SessionSandbox) -> None:  # fmt: skip
         self.id = session_id or uuid.uuid4().hex
         self.environment = environment
         self.limits = limits
@@ -108,7 +109,8 @@ class Session:
         self.steps: list[dict[str, Any]] = []
         self.parent_id = parent.id if parent else None
         self.chain_start = parent.last_hash if parent else GENESIS
-        self.sandbox: SessionSandbox | None = None
+        self.sandbox_class = sandbox_class
+        self.sandbox: SessionChannel | None = None
         self.first_observation: dict[str, Any] = {}
         self.verdict: Verdict | None = None
 
@@ -119,7 +121,7 @@ class Session:
         return self.steps[-1]["obs_hash"] if self.steps else self.chain_start
 
     def provision(self, *, statement: str = "", changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        sandbox = SessionSandbox(self.environment, self.limits)
+        sandbox = self.sandbox_class(self.environment, self.limits)
         try:
             init = sandbox.start(changes)
         except SandboxFailure as exc:
@@ -233,7 +235,8 @@ class Session:
         sandbox.close()
         with self.lock:
             self.state = VERIFYING
-        self.verdict = judge(self.environment, changes, self.verdict_spec, self.limits)
+        self.verdict = judge(self.environment, changes, self.verdict_spec, self.limits,
+                             sandbox_class=self.sandbox_class)  # fmt: skip
         with self.lock:
             self.state = DONE
             self.state_reason = self.verdict.reason

@@ -25,7 +25,7 @@ from typing import Any
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
 from evaluation.sandbox.sessions.limits import SessionLimits
-from evaluation.sandbox.sessions.sandbox import SessionSandbox
+from evaluation.sandbox.sessions.sandbox import SessionChannel, SessionSandbox
 
 # Protected whatever a task says: what configures pytest or Python itself, and .git.
 ALWAYS_PROTECTED = (
@@ -138,13 +138,13 @@ def base_directories(environment: PreparedEnvironment) -> set[str]:
 
 
 def judge(environment: PreparedEnvironment, changes: list[dict[str, Any]], spec: VerdictSpec,
-          limits: SessionLimits) -> Verdict:  # fmt: skip
+          limits: SessionLimits, *, sandbox_class: type[SessionChannel] = SessionSandbox) -> Verdict:  # fmt: skip
     kept, dropped = filter_changes(changes, spec, base_directories(environment))
     digest = changes_digest(kept)
     tests = [*spec.fail_to_pass, *spec.pass_to_pass]
     failure = ""
     for attempt in range(1, VERDICT_ATTEMPTS + 1):
-        sandbox = SessionSandbox(environment, limits)
+        sandbox = sandbox_class(environment, limits)
         try:
             sandbox.start(kept)
             answer = sandbox.verdict(tests=tests, hidden=dict(spec.hidden), timeout_s=spec.timeout_s)

@@ -28,7 +28,8 @@ def agent_link() -> AgentLink:
         return SocketAgent(options["AGENT_SOCKET"])
     with _lock:
         if not _embedded:
-            agent = Agent(environments=Path(options["ENVIRONMENTS_DIR"]), max_sessions=options["MAX_SESSIONS"])
+            agent = Agent(environments=Path(options["ENVIRONMENTS_DIR"]), max_sessions=options["MAX_SESSIONS"],
+                          backend=options["BACKEND"])  # fmt: skip
             agent.cache.max_bytes = options["ENVIRONMENTS_MAX_BYTES"]
             agent.start_reaper()
             _embedded.append(agent)
