@@ -327,6 +327,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "prune-reward-batches": {"task": "trainer_bridge.prune_rewards", "schedule": 3600.0},
     "reap-reward-items": {"task": "trainer_bridge.reap_rewards", "schedule": 60.0},
+    "reap-sessions": {"task": "evaluation.reap_sessions", "schedule": 60.0},
 }
 
 # --- Reward API (trainer_bridge/services/rewards.py; docs/rewards.md).

@@ -290,6 +290,9 @@ class AgentSession(models.Model):
     state = models.CharField(max_length=16, choices=SessionState.choices, default=SessionState.PROVISIONING)
     reason = models.TextField(blank=True)
     environment = models.CharField(max_length=64)
+    # Which session host holds it: "socket:<path>", or "embedded:<hostname>:<pid>" for a
+    # web process that runs its sessions itself (its sessions end with that process).
+    host = models.CharField(max_length=300, blank=True)
     limits = models.JSONField(default=dict)
     first_observation = models.JSONField(default=dict)
     lease_expires_at = models.DateTimeField()

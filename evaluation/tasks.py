@@ -247,6 +247,19 @@ def enqueue_attempts(upload_id: int, attempt_ids: list[int]) -> None:
         run_attempt.apply_async((attempt_id,), queue=SANDBOX_QUEUE)
 
 
+@shared_task(name="evaluation.reap_sessions")
+def reap_sessions() -> dict[str, int]:
+    """Session rows whose lease passed, checked against their host agent (a socket host
+    only: an embedded host reaps and records its own sessions in its web process)."""
+    from django.conf import settings
+
+    from evaluation.verification.sessions.services import sessions_reap
+
+    if not settings.SESSIONS["AGENT_SOCKET"]:
+        return {"expired": 0, "failed": 0}
+    return sessions_reap()
+
+
 @shared_task(name="evaluation.run_attempt", **SANDBOX_RUN)
 def run_attempt(self, attempt_id: int) -> str:
     """Run one solver attempt; retried with backoff only when the sandbox failed."""

@@ -105,7 +105,9 @@ class Agent:
         self.stopping = threading.Event()
         self.reaper: threading.Thread | None = None
 
-    def start_reaper(self) -> None:
+    def start_reaper(self, on_reaped: Any = None) -> None:
+        """Reclaim what a crashed host left, then reap every REAP_EVERY_S; `on_reaped`
+        hears of each session the reaper closed ((id, state, reason) tuples)."""
         from evaluation.sandbox.uids import reap_orphaned_uids
 
         killed = reap_orphaned_uids()
@@ -117,6 +119,8 @@ class Agent:
             while not self.stopping.wait(REAP_EVERY_S):
                 try:
                     self.host.reap()
+                    if on_reaped is not None and self.host.last_reaped:
+                        on_reaped(self.host.last_reaped)
                 except Exception:  # a reaper that dies would leak every session after it
                     log.exception("session reaper")
 

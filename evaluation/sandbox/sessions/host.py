@@ -51,6 +51,7 @@ class SessionHost:
         self.sessions: dict[str, Session] = {}
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
+        self.last_reaped: list[tuple[str, str, str]] = []  # (id, state, reason) of the last reap's closings
 
     def live(self) -> int:
         return sum(1 for session in self.sessions.values() if session.state not in FINAL_STATES)
@@ -127,19 +128,23 @@ class SessionHost:
         flight is left to finish); forget finished ones an hour old. Returns the counts."""
         now = now or time.time()
         reaped = {"expired": 0, "idle": 0, "forgotten": 0}
+        closed: list[Session] = []
         for session in list(self.sessions.values()):
             if session.state == READY and now > session.lease_expires_at:
                 session.close(EXPIRED, "its lease ran out")
                 reaped["expired"] += 1
+                closed.append(session)
             elif session.state == READY and now - session.last_active_at > session.limits.idle_timeout_s:
                 session.close(EXPIRED, f"idle for more than {session.limits.idle_timeout_s:.0f} s")
                 reaped["idle"] += 1
+                closed.append(session)
             elif session.state in FINAL_STATES and now - session.last_active_at > 3600:
                 with self.lock:
                     self.sessions.pop(session.id, None)
                 reaped["forgotten"] += 1
         for name, count in reaped.items():
             self.counters[f"reaped_{name}"] += count
+        self.last_reaped = [(session.id, session.state, session.state_reason) for session in closed]
         return reaped
 
     def shutdown(self) -> None:

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 
 from evaluation.models import FINAL_SESSION_STATES, AgentSession, SessionStep
 from evaluation.verification.sessions import specs
-from evaluation.verification.sessions.link import call
+from evaluation.verification.sessions.link import call, host_name
 from tasks_app.errors import Conflict, DomainError, NotFound, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
 
@@ -122,7 +122,7 @@ def session_create(*, user: Any, version_hash: str, limits: Any = None, lease_s:
         with transaction.atomic():
             session = AgentSession.objects.create(
                 id=session_id, version=version, user=user, job_id=job_id, idempotency_key=idempotency_key,
-                environment=digest, limits=limits, lease_expires_at=datetime.now(tz=UTC),
+                environment=digest, limits=limits, lease_expires_at=datetime.now(tz=UTC), host=host_name(),
             )  # fmt: skip
     except IntegrityError:  # the same key, sent twice at once: the other request's session
         return AgentSession.objects.get(user=user, idempotency_key=idempotency_key), False
@@ -183,7 +183,7 @@ def session_fork(*, session: AgentSession, n: Any) -> list[AgentSession]:
     children = []
     for summary in payload["sessions"]:
         child = AgentSession(id=summary["id"], version=session.version, user=session.user, job_id=session.job_id,
-                             parent=session, environment=session.environment, limits=session.limits,
+                             parent=session, environment=session.environment, limits=session.limits, host=session.host,
                              lease_expires_at=_when(summary["lease_expires_at"]))  # fmt: skip
         _mirror(child, summary)
         children.append(child)

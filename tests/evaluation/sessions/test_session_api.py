@@ -167,3 +167,28 @@ def test_closing_ends_the_sandbox(api, version):
     step = api.post(f"/api/v1/sessions/{session['id']}/steps", {"seq": 1, "action": {"kind": "bash", "command": "ls"}},
                     format="json")  # fmt: skip
     assert step.status_code == 409 and step.json()["error"]["code"] == "session_state"
+
+
+def test_the_host_reaper_and_a_restart_are_written_to_the_rows(api, version, trainer):
+    import socket
+    import time
+
+    from evaluation.verification.sessions.link import _embedded, _record_reaped
+
+    leased = create(api, version, lease_s=1).json()
+    host = _embedded[0].host
+    host.reap(time.time() + 5)
+    _record_reaped(host.last_reaped)
+    assert AgentSession.objects.get(pk=leased["id"]).state == "expired"
+    # A row held by an embedded host whose process is gone fails at the next host's start;
+    # one held by a live process (this one) is left alone.
+    dead = AgentSession.objects.create(id="d" * 32, version=version, user=trainer, environment="0" * 64,
+                                       lease_expires_at=leased["lease_expires_at"], state="ready",
+                                       host=f"embedded:{socket.gethostname()}:999999999")  # fmt: skip
+    live = create(api, version).json()
+    link.reset_embedded()
+    link.agent_link()
+    dead.refresh_from_db()
+    assert dead.state == "failed" and "ended" in dead.reason
+    assert AgentSession.objects.get(pk=live["id"]).state == "ready"
+    assert link._embedded[0].host.counters["lost_at_start"] == 1
