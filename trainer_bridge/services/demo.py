@@ -30,7 +30,7 @@ DEMO_POOL = "demo"
 DEMO_CRITERIA: dict[str, Any] = {"require_verified": True}
 TOKEN_NAME = "train-demo"  # noqa: S105 - the token's label, not a secret
 # export:tests because the replay policy's known solutions reveal the answers.
-TOKEN_SCOPES = ["read", "write", "export", "export:tests", "reward"]
+TOKEN_SCOPES = ["read", "write", "export", "export:tests", "reward", "session"]
 TOKEN_DAYS = 7  # a token is made per run; they lapse rather than pile up as live credentials
 APPROVE_NOTE = "Approved for the training demo (make train-demo)."
 IN_FLIGHT = (VerificationState.QUEUED, VerificationState.RUNNING, VerificationState.INFRASTRUCTURE_ERROR)
