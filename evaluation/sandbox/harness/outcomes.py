@@ -78,3 +78,33 @@ def harness_fault_record() -> dict[str, Any]:
 
     return {"complete": True, "status": "sandbox_error", "message": traceback.format_exc()[-4000:],
             "tests": [], "stdout": "", "stderr": ""}  # fmt: skip
+
+
+def note_pytest_report(entry: dict[str, Any], report: Any) -> None:
+    """Fold one of pytest's reports (setup, call, teardown) into a test's entry: an
+    xfail or a skip is no pass, a failure outside the call is an error, and `called`
+    says whether the test body ran at all (a test that never ran is no pass either)."""
+    if getattr(report, "wasxfail", False):
+        entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "xfail is not a pass"
+    elif report.skipped:
+        entry["outcome"], entry["message"] = OUTCOME_SKIPPED, "skipped tests are not passes"
+    elif report.failed:
+        entry["outcome"] = OUTCOME_FAILED if report.when == "call" else OUTCOME_ERROR
+        entry["message"] = str(report.longrepr)[-2000:]
+    if report.when == "call":
+        entry["called"] = True
+
+
+def compile_with_rewritten_asserts(source: str, filename: str, config: Any) -> Any:
+    """Test source compiled with pytest's own assertion rewriting, so a failing assert
+    explains its values."""
+    import ast
+
+    tree = ast.parse(source, filename)
+    try:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source.encode(), None, config)
+    except Exception:  # noqa: S110 - plain asserts still decide; only the messages are poorer
+        pass
+    return compile(tree, filename, "exec")

@@ -18,7 +18,13 @@ import types
 import uuid
 
 from . import scope, scratch
-from .outcomes import OUTCOME_FAILED, OUTCOME_PASSED, LoadError
+from .outcomes import (
+    OUTCOME_FAILED,
+    OUTCOME_PASSED,
+    LoadError,
+    compile_with_rewritten_asserts,
+    note_pytest_report,
+)
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -91,7 +97,7 @@ class _Plugin:
             def _getobj(self) -> types.ModuleType:
                 module = types.ModuleType("test_suite")
                 module.__file__ = str(self.path)
-                exec(_compile_with_rewritten_asserts(source_code, self.config), module.__dict__)  # noqa: S102
+                exec(compile_with_rewritten_asserts(source_code, "test_suite.py", self.config), module.__dict__)  # noqa: S102
                 return module
 
         self.module_class = InMemoryModule
@@ -110,32 +116,10 @@ class _Plugin:
     def pytest_runtest_logreport(self, report: Any) -> None:
         entry = self.reports.setdefault(report.nodeid, {"outcome": "passed", "message": "", "duration": 0.0})
         entry["duration"] += report.duration
-        if getattr(report, "wasxfail", False):
-            entry["outcome"], entry["message"] = "skipped", "xfail is not a pass"
-        elif report.skipped:
-            entry["outcome"], entry["message"] = "skipped", "skipped tests are not passes"
-        elif report.failed:
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["message"] = str(report.longrepr)[-2000:]
-        if report.when == "call":
-            entry["called"] = True
+        note_pytest_report(entry, report)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         self.finished = True
-
-
-def _compile_with_rewritten_asserts(source: str, config: Any) -> Any:
-    """pytest's own assertion rewriting, so a failing assert explains its values."""
-    import ast
-
-    tree = ast.parse(source, "test_suite.py")
-    try:
-        from _pytest.assertion.rewrite import rewrite_asserts
-
-        rewrite_asserts(tree, source.encode(), None, config)
-    except Exception:  # noqa: S110 - plain asserts still decide; only the messages are poorer
-        pass
-    return compile(tree, "test_suite.py", "exec")
 
 
 def run_pytest_in_judge(judge: Any, child: Any, source: str, seed: int, workdir: str) -> _Plugin:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from harness.outcomes import compile_with_rewritten_asserts, note_pytest_report
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -36,7 +38,7 @@ class Recorder:
                 module = types.ModuleType(name)
                 module.__file__ = str(self.path)
                 sys.modules[name] = module
-                exec(_compile(source, str(self.path), self.config), module.__dict__)  # noqa: S102
+                exec(compile_with_rewritten_asserts(source, str(self.path), self.config), module.__dict__)  # noqa: S102
                 return module
 
         self.sources = sources
@@ -58,31 +60,10 @@ class Recorder:
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         entry = self.reports.setdefault(report.nodeid, {"outcome": "passed", "message": "", "called": False})
-        if getattr(report, "wasxfail", False):
-            entry["outcome"], entry["message"] = "skipped", "xfail is not a pass"
-        elif report.skipped:
-            entry["outcome"], entry["message"] = "skipped", "a skipped test is not a pass"
-        elif report.failed:
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["message"] = str(report.longrepr)[-2000:]
-        if report.when == "call":
-            entry["called"] = True
+        note_pytest_report(entry, report)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         self.finished = True
-
-
-def _compile(source: str, filename: str, config: Any) -> Any:
-    import ast
-
-    tree = ast.parse(source, filename)
-    try:
-        from _pytest.assertion.rewrite import rewrite_asserts
-
-        rewrite_asserts(tree, source.encode(), None, config)
-    except Exception:  # noqa: S110 - plain asserts still decide; only the messages are poorer
-        pass
-    return compile(tree, filename, "exec")
 
 
 def main(spec_path: str, report_fd: int) -> None:
