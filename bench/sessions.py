@@ -7,9 +7,11 @@ Figures (the last line printed is one JSON object):
   docker SDK's `exec_run("true")` into a warm container of the sandbox image, the
   two taking turns. Goal <= 0.1. Null with the reason where Docker cannot run.
 - fork_over_create: forking a session whose tree is 5 MB over creating one from the
-  prepared environment (both: a new sandbox, the tree copied into its tmpfs; the
+  prepared environment, both cold (a new sandbox, the tree copied into its tmpfs; the
   fork also reads the parent's changes and lays them down). Goal <= 0.5.
-- create_warm_ms, fork_ms: p50 and p99 (the environment already prepared).
+- create_cold_ms, fork_cold_ms, create_warm_ms, fork_warm_ms: p50 and p99, the
+  environment already prepared; warm: the host keeps spare sandboxes of it started
+  (sessions/spares.py), and a fork lays the parent's changes over one.
 - step_p50_ms / step_p99_ms for `true`, for reading a 1 MB file, for a 20-test
   pytest suite.
 - sessions_per_core: the most concurrent sessions, stepping `true` back to back, at
@@ -137,25 +139,35 @@ def side_by_side(session_step: Callable[[], object], steps: int, skip_docker: bo
     return figures
 
 
-def create_and_fork(host: SessionHost, environment, runs: int) -> dict:
-    creates, forks = [], []
-    parent = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
-    Steps(parent).run({"kind": "bash", "command": "echo changed >> pkg/ops.py"})
-    for _ in range(runs):  # taking turns
-        started = time.perf_counter()
-        made = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
-        creates.append(time.perf_counter() - started)
-        host.close(made.id)
-        started = time.perf_counter()
-        (child,) = host.fork(parent.id, 1)
-        forks.append(time.perf_counter() - started)
-        host.close(child.id)
-    host.close(parent.id)
-    return {
-        "fork_over_create": round(statistics.median(forks) / statistics.median(creates), 4),
-        "create_warm_ms": {"p50": ms(statistics.median(creates)), "p99": ms(percentile(creates, 0.99))},
-        "fork_ms": {"p50": ms(statistics.median(forks)), "p99": ms(percentile(forks, 0.99))},
-    }
+def create_and_fork(backend: str, environment, runs: int) -> dict:
+    """Creating a session and forking one, taking turns: cold (every sandbox started
+    then: the fork against a creation from the prepared environment, like for like)
+    and warm (from the host's spares, given a moment to refill between turns)."""
+    figures: dict = {}
+    for kind, spares, pause in (("cold", 0, 0.0), ("warm", 2, 0.2)):
+        host = SessionHost(max_sessions=64, backend=backend, spares=spares)
+        creates, forks = [], []
+        try:
+            parent = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
+            Steps(parent).run({"kind": "bash", "command": "echo changed >> pkg/ops.py"})
+            for _ in range(runs):
+                time.sleep(pause)
+                started = time.perf_counter()
+                made = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
+                creates.append(time.perf_counter() - started)
+                host.close(made.id)
+                time.sleep(pause)
+                started = time.perf_counter()
+                (child,) = host.fork(parent.id, 1)
+                forks.append(time.perf_counter() - started)
+                host.close(child.id)
+        finally:
+            host.shutdown()
+        figures[f"create_{kind}_ms"] = {"p50": ms(statistics.median(creates)), "p99": ms(percentile(creates, 0.99))}
+        figures[f"fork_{kind}_ms"] = {"p50": ms(statistics.median(forks)), "p99": ms(percentile(forks, 0.99))}
+        if kind == "cold":
+            figures["fork_over_create"] = round(statistics.median(forks) / statistics.median(creates), 4)
+    return figures
 
 
 def step_kinds(session: Session, runs: int) -> dict:
@@ -183,9 +195,9 @@ def docker_backend_figures(environment, steps: int) -> dict:
         docker_client().images.get(DOCKER_IMAGE)
     except Exception as exc:  # any reason Docker cannot run is reported, not raised
         return {"docker": None, "docker_backend_note": f"{type(exc).__name__}: {exc}"[:200]}
+    figures = create_and_fork("docker", environment, max(5, steps // 20))
     host = SessionHost(max_sessions=64, backend="docker")
     try:
-        figures = create_and_fork(host, environment, max(5, steps // 20))
         session = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
         samples = timed(lambda: Steps(session).run({"kind": "bash", "command": "true"}), steps)
     finally:
@@ -310,7 +322,7 @@ def main() -> None:
         steps = Steps(session)
         figures.update(side_by_side(lambda: steps.run({"kind": "bash", "command": "true"}), args.steps,
                                     args.skip_docker))  # fmt: skip
-        figures.update(create_and_fork(host, environment, max(10, args.steps // 10)))
+        figures.update(create_and_fork("bwrap", environment, max(10, args.steps // 10)))
         figures["step_ms"] = step_kinds(session, args.steps)
         host.close(session.id)
         figures.update(sessions_per_core(host, environment, args.load_seconds))

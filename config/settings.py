@@ -351,6 +351,7 @@ SESSIONS = {
     # (one-process deployments and `make run`; its sandboxes live as long as it does).
     "AGENT_SOCKET": env_str("SESSION_AGENT_SOCKET", ""),
     "BACKEND": env_str("SESSION_BACKEND", "bwrap"),  # or docker: a container per session
+    "SPARES": env_int("SESSION_SPARES", 2),  # warm sandboxes kept per environment in use (0: none)
     # Sandbox uids read the trees through it: a directory outside any private home.
     "ENVIRONMENTS_DIR": env_str("SESSION_ENVIRONMENTS_DIR", "/var/tmp/taskplatform-session-environments"),  # noqa: S108
     "ENVIRONMENTS_MAX_BYTES": env_int("SESSION_ENVIRONMENTS_MAX_BYTES", 4 << 30),

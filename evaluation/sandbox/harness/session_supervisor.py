@@ -7,6 +7,7 @@ The host sends frames on fd 0 and reads answers on fd 1:
 - `step` {action, limits, timeout_s}: one action (bash, read_file, write_file, edit,
   run_tests), answered by an observation;
 - `export` {max_bytes}: the episode's changes against the base, for a fork or a verdict;
+- `apply` {changes}: a fork's changes laid over a spare's tree (sessions/spares.py);
 - `verdict` {...}: run the given tests with the verdict's pytest plugin (session_verdict);
 - `exit`.
 No frame is read while a step runs, and every process a step started is dead before
@@ -67,6 +68,18 @@ class Session:
         self.tree = session_tree.snapshot(REPO) if changes else self.pristine
         return {"op": "initialised", "cwd": REPO, "listing": session_tree.listing(self.tree),
                 "elapsed_s": round(time.monotonic() - started, 6)}  # fmt: skip
+
+    def apply(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A fork's changes over a spare's untouched tree (one laid out by `init` earlier,
+        before any step ran in it)."""
+        if self.steps:
+            return {"op": "init_failed", "message": "changes go only into a tree no step has touched"}
+        try:
+            session_tree.apply_changes(REPO, message.get("changes") or [])
+        except (OSError, ValueError, KeyError) as exc:
+            return {"op": "init_failed", "message": f"laying the changes down failed: {exc}"}
+        self.tree = session_tree.snapshot(REPO)
+        return {"op": "initialised", "cwd": REPO, "listing": session_tree.listing(self.tree), "elapsed_s": 0.0}
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -231,6 +244,8 @@ def main() -> None:
                 answer = session.step(message)
             elif op == "export":
                 answer = session.export(message)
+            elif op == "apply":
+                answer = session.apply(message)
             elif op == "verdict":
                 from harness import session_verdict
 

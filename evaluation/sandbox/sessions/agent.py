@@ -98,9 +98,10 @@ def verdict_spec_from(data: Any) -> VerdictSpec | None:
 
 class Agent:
     def __init__(self, *, environments: Path = DEFAULT_ROOT, max_sessions: int = 64,
-                 base_limits: SessionLimits | None = None, backend: str = "bwrap") -> None:  # fmt: skip
+                 base_limits: SessionLimits | None = None, backend: str = "bwrap",
+                 spares: int = 2) -> None:  # fmt: skip
         self.cache = EnvironmentCache(environments)
-        self.host = SessionHost(max_sessions=max_sessions, backend=backend)
+        self.host = SessionHost(max_sessions=max_sessions, backend=backend, spares=spares)
         self.base_limits = base_limits or SessionLimits()
         self.stopping = threading.Event()
         self.reaper: threading.Thread | None = None
@@ -269,9 +270,11 @@ def main() -> None:
     parser.add_argument("--environments", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--max-sessions", type=int, default=64)
     parser.add_argument("--backend", choices=("bwrap", "docker"), default="bwrap")
+    parser.add_argument("--spares", type=int, default=2, help="warm sandboxes kept per environment in use")
     args = parser.parse_args()
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
-    agent = Agent(environments=args.environments, max_sessions=args.max_sessions, backend=args.backend)
+    agent = Agent(environments=args.environments, max_sessions=args.max_sessions, backend=args.backend,
+                  spares=args.spares)  # fmt: skip
     agent.start_reaper()
     server = serve(agent, args.socket)
     log.info("session agent on %s (%s, %d sessions at most)", args.socket, args.backend, args.max_sessions)

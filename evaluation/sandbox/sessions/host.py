@@ -25,6 +25,7 @@ from evaluation.sandbox.sessions.session import (
     SessionError,
     VerdictSpec,
 )
+from evaluation.sandbox.sessions.spares import SparePool
 
 MAX_FORK = 64
 
@@ -44,10 +45,11 @@ class SessionNotFound(SessionError):
 
 
 class SessionHost:
-    def __init__(self, *, max_sessions: int = 64, backend: str = "bwrap") -> None:
+    def __init__(self, *, max_sessions: int = 64, backend: str = "bwrap", spares: int = 2) -> None:
         self.max_sessions = max_sessions
         self.backend = backend
         self.sandbox_class = sandbox_factory(backend)
+        self.spares = SparePool(self.sandbox_class, per_environment=spares)
         self.sessions: dict[str, Session] = {}
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
@@ -74,7 +76,7 @@ class SessionHost:
         self._reserve(1)
         try:
             session = Session(environment=environment, limits=limits, verdict_spec=verdict_spec, session_id=session_id,
-                              sandbox_class=self.sandbox_class)  # fmt: skip
+                              sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
             session.provision(statement=statement)
             with self.lock:
                 self.sessions[session.id] = session
@@ -102,7 +104,7 @@ class SessionHost:
             for _ in range(count):
                 child = Session(environment=parent.environment, limits=parent.limits,
                                 verdict_spec=parent.verdict_spec, parent=parent,
-                                sandbox_class=self.sandbox_class)  # fmt: skip
+                                sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
                 child.provision(statement=parent.first_observation.get("statement", ""), changes=changes)
                 children.append(child)
         except BaseException:
@@ -145,13 +147,16 @@ class SessionHost:
         for name, count in reaped.items():
             self.counters[f"reaped_{name}"] += count
         self.last_reaped = [(session.id, session.state, session.state_reason) for session in closed]
+        self.counters["spares_closed_idle"] += self.spares.reap()
         return reaped
 
     def shutdown(self) -> None:
+        self.spares.close()
         for session in list(self.sessions.values()):
             session.close()
 
     def stats(self) -> dict[str, Any]:
         states = Counter(session.state for session in self.sessions.values())
         return {"live": self.live(), "max_sessions": self.max_sessions, "backend": self.backend, "states": dict(states),
-                "counters": {k: v for k, v in self.counters.items() if k != "reserved"}}  # fmt: skip
+                "counters": {k: v for k, v in self.counters.items() if k != "reserved"},
+                "spares": self.spares.stats()}  # fmt: skip

@@ -96,6 +96,8 @@ class SessionChannel:
     def close(self) -> None:
         raise NotImplementedError
 
+    initialised: dict[str, Any] | None = None  # the supervisor's answer to `init`
+
     def _greet_and_lay_out(self, changes: list[dict[str, Any]] | None) -> dict[str, Any]:
         self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
         if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
@@ -103,6 +105,15 @@ class SessionChannel:
         answer = self.call({"op": "init", "changes": changes or []}, timeout_s=120.0)
         if answer.get("op") != "initialised":
             raise SandboxFailure(f"the session tree could not be laid out: {answer.get('message')}",
+                                 anomaly="start_failed", reason="init_failed")  # fmt: skip
+        self.initialised = answer
+        return answer
+
+    def apply(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
+        """Lay a fork's changes over this (spare, untouched) sandbox's tree; the new listing."""
+        answer = self.call({"op": "apply", "changes": changes}, timeout_s=120.0)
+        if answer.get("op") != "initialised":
+            raise SandboxFailure(f"a fork's changes could not be laid out: {answer.get('message')}",
                                  anomaly="start_failed", reason="init_failed")  # fmt: skip
         return answer
 

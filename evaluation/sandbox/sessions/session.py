@@ -23,6 +23,7 @@ from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
 from evaluation.sandbox.sessions.limits import SessionLimits
 from evaluation.sandbox.sessions.sandbox import ExportFailed, SessionChannel, SessionSandbox
+from evaluation.sandbox.sessions.spares import SparePool
 from evaluation.sandbox.sessions.verdict import Verdict, VerdictSpec, judge
 
 PROVISIONING, READY, RUNNING_STEP = "provisioning", "ready", "running_step"
@@ -94,7 +95,8 @@ def validate_action(action: Any) -> dict[str, Any]:
 class Session:
     def __init__(self, *, environment: PreparedEnvironment, limits: SessionLimits, verdict_spec: VerdictSpec | None,
                  session_id: str | None = None, parent: Session | None = None,
-                 sandbox_class: type[SessionChannel] = SessionSandbox) -> None:  # fmt: skip
+                 sandbox_class: type[SessionChannel] = SessionSandbox,
+                 spares: SparePool | None = None) -> None:  # fmt: skip
         self.id = session_id or uuid.uuid4().hex
         self.environment = environment
         self.limits = limits
@@ -110,6 +112,7 @@ class Session:
         self.parent_id = parent.id if parent else None
         self.chain_start = parent.last_hash if parent else GENESIS
         self.sandbox_class = sandbox_class
+        self.spares = spares
         self.sandbox: SessionChannel | None = None
         self.first_observation: dict[str, Any] = {}
         self.verdict: Verdict | None = None
@@ -121,16 +124,30 @@ class Session:
         return self.steps[-1]["obs_hash"] if self.steps else self.chain_start
 
     def provision(self, *, statement: str = "", changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        sandbox = self.sandbox_class(self.environment, self.limits)
-        try:
-            init = sandbox.start(changes)
-        except SandboxFailure as exc:
-            self.state, self.state_reason = FAILED, f"the sandbox did not start: {exc}"
-            raise SessionInfraFailure(self.state_reason) from exc
+        sandbox, init = self._warm_sandbox(changes)
+        if sandbox is None:
+            sandbox = self.sandbox_class(self.environment, self.limits)
+            try:
+                init = sandbox.start(changes)
+            except SandboxFailure as exc:
+                self.state, self.state_reason = FAILED, f"the sandbox did not start: {exc}"
+                raise SessionInfraFailure(self.state_reason) from exc
         self.sandbox = sandbox
         self.first_observation = {"statement": statement, "cwd": init["cwd"], "listing": init["listing"]}
         self.state = READY
         return self.first_observation
+
+    def _warm_sandbox(self, changes: list[dict[str, Any]] | None) -> tuple[SessionChannel | None, dict[str, Any]]:
+        """A spare of this environment, with `changes` laid over it, or (None, {}) when there
+        is none (or it failed: a fresh one is started instead)."""
+        spare = self.spares.take(self.environment, self.limits) if self.spares is not None else None
+        if spare is None:
+            return None, {}
+        try:
+            return spare, spare.apply(changes) if changes else (spare.initialised or {})
+        except SandboxFailure:
+            spare.close()
+            return None, {}
 
     def _claim(self, expected: tuple[str, ...], new: str) -> None:
         with self.lock:
@@ -236,7 +253,7 @@ class Session:
         with self.lock:
             self.state = VERIFYING
         self.verdict = judge(self.environment, changes, self.verdict_spec, self.limits,
-                             sandbox_class=self.sandbox_class)  # fmt: skip
+                             sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
         with self.lock:
             self.state = DONE
             self.state_reason = self.verdict.reason

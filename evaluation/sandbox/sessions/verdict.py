@@ -138,15 +138,22 @@ def base_directories(environment: PreparedEnvironment) -> set[str]:
 
 
 def judge(environment: PreparedEnvironment, changes: list[dict[str, Any]], spec: VerdictSpec,
-          limits: SessionLimits, *, sandbox_class: type[SessionChannel] = SessionSandbox) -> Verdict:  # fmt: skip
+          limits: SessionLimits, *, sandbox_class: type[SessionChannel] = SessionSandbox,
+          spares: Any = None) -> Verdict:  # fmt: skip
     kept, dropped = filter_changes(changes, spec, base_directories(environment))
     digest = changes_digest(kept)
     tests = [*spec.fail_to_pass, *spec.pass_to_pass]
     failure = ""
     for attempt in range(1, VERDICT_ATTEMPTS + 1):
-        sandbox = sandbox_class(environment, limits)
+        # A spare is as fresh as a new sandbox (no episode ever ran in it); a second try
+        # after a failure starts its own.
+        spare = spares.take(environment, limits) if spares is not None and attempt == 1 else None
+        sandbox = spare or sandbox_class(environment, limits)
         try:
-            sandbox.start(kept)
+            if spare is not None:
+                sandbox.apply(kept)
+            else:
+                sandbox.start(kept)
             answer = sandbox.verdict(tests=tests, hidden=dict(spec.hidden), timeout_s=spec.timeout_s)
         except SandboxFailure as exc:
             failure = f"{exc.anomaly}: {exc}"

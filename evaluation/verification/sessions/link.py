@@ -31,7 +31,7 @@ def agent_link() -> AgentLink:
     with _lock:
         if not _embedded:
             agent = Agent(environments=Path(options["ENVIRONMENTS_DIR"]), max_sessions=options["MAX_SESSIONS"],
-                          backend=options["BACKEND"])  # fmt: skip
+                          backend=options["BACKEND"], spares=options["SPARES"])  # fmt: skip
             agent.cache.max_bytes = options["ENVIRONMENTS_MAX_BYTES"]
             agent.start_reaper(on_reaped=_record_reaped_from_thread)
             _embedded.append(agent)

@@ -288,3 +288,21 @@ def test_a_change_hidden_behind_an_old_mtime_still_forks(host, session, step):
     step.bash("printf 'X' | dd of=README.md bs=1 count=1 conv=notrunc 2>/dev/null; touch -r /base/README.md README.md")
     (child,) = host.fork(session.id, 1)
     assert Stepper(child).bash("cat README.md")["stdout"] == "X stats\n"
+
+
+def test_spares_are_taken_untouched_and_replaced(environment):
+    host = SessionHost(max_sessions=4, spares=1)
+    try:
+        first = host.create(environment=environment, limits=LIMITS, verdict_spec=SPEC)  # a miss: none made yet
+        deadline = time.monotonic() + 20
+        while host.spares.stats()["ready"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        Stepper(first).bash("echo mine > mine.txt")
+        second = host.create(environment=environment, limits=LIMITS, verdict_spec=SPEC)
+        assert host.spares.stats()["taken"] == 1 and host.spares.stats()["missed"] == 1
+        assert {entry["path"] for entry in second.first_observation["listing"]} == set(FILES)
+        assert "mine.txt" not in Stepper(second).bash("ls")["stdout"]
+        assert second.sandbox not in [s for queue in host.spares.spares.values() for s in queue]
+    finally:
+        host.shutdown()
+    assert host.spares.stats()["ready"] == 0  # closed with the host
