@@ -358,6 +358,9 @@ SESSIONS = {
     "MAX_SESSIONS": env_int("SESSION_MAX_SESSIONS", 64),  # live sessions on the embedded host
     "MAX_SESSIONS_PER_USER": env_int("SESSION_MAX_SESSIONS_PER_USER", 256),  # live ones, across hosts
     "VERDICT_TIMEOUT_S": env_int("SESSION_VERDICT_TIMEOUT_S", 300),
+    # Who may open a session on which version, beyond roles and scopes: a job's token
+    # only on its snapshot's tasks (the app that knows jobs says so).
+    "VERSION_GUARD": "trainer_bridge.services.jobs.session_version_allowed",
 }
 
 # --- Production hardening; each can be relaxed from the environment behind a proxy.

@@ -58,6 +58,7 @@ class SessionListView(_SessionView):
         session, created = services.session_create(
             user=request.user, version_hash=data.get("version_hash"), limits=data.get("limits"),
             lease_s=data.get("lease_s"), idempotency_key=request.headers.get("Idempotency-Key", ""),
+            token=request.auth,
         )  # fmt: skip
         return Response(self._body(request, session), status=201 if created else 200)
 

@@ -123,6 +123,18 @@ def job_register(
     return RegisteredJob(job=job, secret=issued.secret)
 
 
+def session_version_allowed(*, token: Any, version_hash: str) -> str | None:
+    """Why this token may not hold a session on `version_hash`, or None when it may: a
+    job's token reaches its own snapshot's tasks only, as for rewards. (The sessions
+    API, one app below, asks through settings.SESSIONS["VERSION_GUARD"].)"""
+    job = job_of_token(token)
+    if job is None:
+        return None
+    if not SnapshotMember.objects.filter(snapshot=job.snapshot, content_hash=version_hash).exists():
+        return f"version {version_hash[:12]} is not in this job's snapshot {job.snapshot.hash[:12]}"
+    return None
+
+
 def job_episodes(job: TrainingJob, *, limit: int = 100) -> list[dict[str, Any]]:
     """The job's latest agentic episodes: each rollout that names its session, with the
     session's reward and state, for the job page to link to the transcript."""

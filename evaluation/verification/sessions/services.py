@@ -14,11 +14,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.module_loading import import_string
 
 from evaluation.models import FINAL_SESSION_STATES, AgentSession, SessionStep
 from evaluation.verification.sessions import specs
 from evaluation.verification.sessions.link import call, host_name
-from tasks_app.errors import Conflict, DomainError, NotFound, TooBusy, ValidationFailed
+from tasks_app.errors import Conflict, DomainError, NotFound, PermissionDenied, TooBusy, ValidationFailed
 from tasks_app.models import TaskVersion
 
 MAX_KEY_CHARS = 200
@@ -95,7 +96,8 @@ def _ensure_environment(version: TaskVersion) -> str:
 
 
 def session_create(*, user: Any, version_hash: str, limits: Any = None, lease_s: Any = None,
-                   idempotency_key: str = "", job_id: int | None = None) -> tuple[AgentSession, bool]:  # fmt: skip
+                   idempotency_key: str = "", job_id: int | None = None,
+                   token: Any = None) -> tuple[AgentSession, bool]:  # fmt: skip
     """A new session on the version, or the one this key made before (created: False)."""
     if not isinstance(idempotency_key, str) or len(idempotency_key) > MAX_KEY_CHARS:
         raise ValidationFailed.naming({"Idempotency-Key": [f"At most {MAX_KEY_CHARS} characters."]})
@@ -108,6 +110,10 @@ def session_create(*, user: Any, version_hash: str, limits: Any = None, lease_s:
     version = TaskVersion.objects.select_related("task").filter(content_hash=version_hash).first()
     if version is None:
         raise NotFound(f"no version with hash {version_hash}", details={"version_hash": [version_hash]})
+    guard = settings.SESSIONS.get("VERSION_GUARD")
+    refused = import_string(guard)(token=token, version_hash=version_hash) if guard else None
+    if refused:
+        raise PermissionDenied(refused, details={"version_hash": [refused]})
     if limits is not None and not isinstance(limits, dict):
         raise ValidationFailed.naming({"limits": ["An object of limit names to numbers."]})
     limits = dict(limits or {})

@@ -192,3 +192,20 @@ def test_the_host_reaper_and_a_restart_are_written_to_the_rows(api, version, tra
     assert dead.state == "failed" and "ended" in dead.reason
     assert AgentSession.objects.get(pk=live["id"]).state == "ready"
     assert link._embedded[0].host.counters["lost_at_start"] == 1
+
+
+def test_a_job_token_holds_sessions_on_its_snapshot_only(version, curator, reviewer, trainer):
+    from rest_framework.test import APIClient
+
+    from tests.trainer_bridge.test_pools import _approved
+    from trainer_bridge.services.jobs import job_register
+    from trainer_bridge.services.pools import pool_create, snapshot_create
+
+    _approved(curator, reviewer, "only-program")  # the snapshot holds this task, not the repository one
+    snapshot, _ = snapshot_create(pool=pool_create(slug="programs", title="Programs", criteria={}))
+    job = job_register(user=trainer, name="agentic", snapshot_hash=snapshot.hash)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {job.secret}")
+    refused = client.post("/api/v1/sessions", {"version_hash": version.content_hash}, format="json")
+    assert refused.status_code == 403 and "not in this job's snapshot" in refused.json()["error"]["message"]
+    assert AgentSession.objects.count() == 0
