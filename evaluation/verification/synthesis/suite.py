@@ -146,10 +146,12 @@ class SuiteRunner:
         command = f"COLUMNS={COLUMNS} {PYTEST}; status=$?{restore}; exit $status"
         observation = self._step({"kind": "bash", "command": command}, timeout)
         outcomes, messages = parse_summary(observation.get("stdout", ""))
-        # Files the run left behind (beyond the restored ones) would leak into the next
-        # run: the next one gets a fresh sandbox instead.
-        wrote = any(change["path"] not in changed for change in observation.get("files_changed", []))
-        if wrote:
+        # A run that left files behind, or was killed before it put the changed files back
+        # (a mutant that loops past the timeout), would leak into the next run: the next
+        # one gets a fresh sandbox instead.
+        touched = {change["path"] for change in observation.get("files_changed", [])}
+        wrote = bool(touched - set(changed))
+        if wrote or not set(changed) <= touched or observation.get("timed_out"):
             self.close()
         output = observation.get("stdout", "")[-20000:] + observation.get("stderr", "")[-4000:]
         return SuiteRun(outcomes=outcomes, messages=messages, exit_code=observation.get("exit_code"),
