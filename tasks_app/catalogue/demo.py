@@ -14,6 +14,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from tasks_app.catalogue.loading import LoadReport, catalogue_load
+from tasks_app.catalogue.repository_entries import repository_entries
 from tasks_app.roles import ADMIN, CURATOR, REVIEWER, ROLES, TRAINER, ensure_role_groups
 
 
@@ -55,6 +56,7 @@ class DemoUserResult:
 class DemoSeedResult:
     users: list[DemoUserResult]
     catalogue: LoadReport
+    repositories: LoadReport
 
 
 def demo_users_ensure() -> list[DemoUserResult]:
@@ -86,8 +88,13 @@ def demo_users_ensure() -> list[DemoUserResult]:
 
 @transaction.atomic
 def demo_seed() -> DemoSeedResult:
-    """Ensure the demo users, then load the catalogue owned by the curator and reviewed by the reviewer."""
+    """Ensure the demo users, then load the catalogue owned by the curator and reviewed by the
+    reviewer: the program tasks, then the repository tasks (reported apart, all drafts)."""
     users = demo_users_ensure()
     by_name = {result.spec.username: result.user for result in users}
-    report = catalogue_load(owner=by_name[CATALOGUE_OWNER], reviewer=by_name[CATALOGUE_REVIEWER])
-    return DemoSeedResult(users=users, catalogue=report)
+    owner, reviewer = by_name[CATALOGUE_OWNER], by_name[CATALOGUE_REVIEWER]
+    report = catalogue_load(owner=owner, reviewer=reviewer)
+    repositories = catalogue_load(
+        owner=owner, reviewer=reviewer, entries=repository_entries(), label="repository catalogue"
+    )
+    return DemoSeedResult(users=users, catalogue=report, repositories=repositories)

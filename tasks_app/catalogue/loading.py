@@ -47,6 +47,7 @@ SEED_NOTES: dict[str, str] = {
 
 @dataclass
 class LoadReport:
+    label: str = "catalogue"
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -56,7 +57,8 @@ class LoadReport:
     seeded: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
-        line = f"catalogue: {len(self.created)} created, {len(self.updated)} updated, {len(self.unchanged)} unchanged"
+        counts = f"{len(self.created)} created, {len(self.updated)} updated, {len(self.unchanged)} unchanged"
+        line = f"{self.label}: {counts}"
         if self.skipped:
             line += f", {len(self.skipped)} skipped"
         return line
@@ -89,7 +91,11 @@ def _seed(task: Task, seed_state: str, *, owner: Any, reviewer: Any | None) -> s
 
 @transaction.atomic
 def catalogue_load(
-    *, owner: Any, reviewer: Any | None = None, entries: Iterable[CatalogueEntry] | None = None
+    *,
+    owner: Any,
+    reviewer: Any | None = None,
+    entries: Iterable[CatalogueEntry] | None = None,
+    label: str = "catalogue",
 ) -> LoadReport:
     """Create the catalogue's tasks, owned by `owner`; approvals and rejections by `reviewer`.
 
@@ -106,7 +112,7 @@ def catalogue_load(
     entries = list(catalogue_entries() if entries is None else entries)
     contents = {entry.slug: entry.content for entry in entries}
     existing = {task.slug: task for task in Task.objects.filter(slug__in=contents).select_related("latest_version")}
-    report = LoadReport()
+    report = LoadReport(label=label)
     for entry in entries:
         content = contents[entry.slug]
         task = existing.get(entry.slug)

@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 
 from tasks_app.catalogue import catalogue_entries, catalogue_load
 from tasks_app.catalogue.entries import CatalogueEntry
+from tasks_app.catalogue.repository_entries import repository_entries
 from tasks_app.content import PROGRAM_SUITE_KINDS, VersionContent
 from tasks_app.errors import PermissionDenied
 from tasks_app.models import State, Task, TaskVersion, Transition
@@ -24,6 +25,8 @@ from tests.factories import UserFactory
 ENTRIES = catalogue_entries()
 SLUGS = [entry.slug for entry in ENTRIES]
 BY_SLUG = {entry.slug: entry for entry in ENTRIES}
+# seed_demo loads the repository tasks too (tasks_app/catalogue/repository_entries.py), all as drafts.
+SEEDED = ENTRIES + repository_entries()
 EXPECTED_AREAS = {"strings", "arithmetic", "data-structures", "parsing", "algorithms", "data-processing"}
 
 
@@ -140,7 +143,8 @@ def test_seed_demo_creates_the_demo_users_with_their_roles(db):
     assert not any(users[name].is_staff for name in ("curator", "curator2", "reviewer", "reviewer2", "trainer"))
     assert users["curator"].check_password("curator-demo")
     assert "reviewer2-demo" in output
-    assert f"catalogue: {len(ENTRIES)} created, 0 updated, 0 unchanged" in output
+    assert f"\ncatalogue: {len(ENTRIES)} created, 0 updated, 0 unchanged" in output
+    assert f"repository catalogue: {len(SEEDED) - len(ENTRIES)} created, 0 updated, 0 unchanged" in output
 
 
 def test_running_seed_demo_twice_creates_no_new_users_tasks_or_versions(db):
@@ -151,13 +155,13 @@ def test_running_seed_demo_twice_creates_no_new_users_tasks_or_versions(db):
     assert (get_user_model().objects.count(), Task.objects.count(), TaskVersion.objects.count()) == counts
     assert Transition.objects.count() == transitions
     assert f"catalogue: 0 created, 0 updated, {len(ENTRIES)} unchanged" in output
-    assert counts[1] == len(ENTRIES) and counts[2] == len(ENTRIES)
+    assert counts[1] == len(SEEDED) and counts[2] == len(SEEDED)
 
 
 def test_seeding_puts_every_task_in_its_seed_state_and_the_reviewer_queue_has_work(db):
     seed()
     states = dict(Task.objects.values_list("slug", "state"))
-    assert states == {entry.slug: entry.seed_state for entry in ENTRIES}
+    assert states == {entry.slug: entry.seed_state for entry in SEEDED}
     assert Task.objects.filter(state__in=[State.VERIFIED, State.FLAGGED]).exists()
 
 
@@ -193,7 +197,7 @@ def test_seed_demo_keeps_existing_passwords_and_never_lowers_roles(db):
     assert existing.check_password("correct-horse-battery")
     assert set(existing.groups.values_list("name", flat=True)) == {"curator", "admin"}
     assert "existing (password not changed)" in output
-    assert Task.objects.filter(owner=existing).count() == len(ENTRIES)
+    assert Task.objects.filter(owner=existing).count() == len(SEEDED)
 
 
 def test_loading_changed_content_adds_a_version_and_never_moves_unchanged_tasks(db):

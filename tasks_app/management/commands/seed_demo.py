@@ -42,6 +42,7 @@ class Command(BaseCommand):
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
             self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-        for slug, reason in result.catalogue.skipped:
-            self.stdout.write(f"skipped {slug}: {reason}")
-        self.stdout.write(result.catalogue.summary())
+        for report in (result.catalogue, result.repositories):
+            for slug, reason in report.skipped:
+                self.stdout.write(f"skipped {slug}: {reason}")
+            self.stdout.write(report.summary())
