@@ -5,10 +5,14 @@ changed functions only, the verdict and flags, a broken reference, a failed sand
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from evaluation.models import Execution, VerificationState
 from evaluation.sandbox.sessions import sandbox as session_sandbox
@@ -137,6 +141,32 @@ def test_mutants_change_only_the_functions_the_reference_changes(curator):
             assert mutant.description.startswith(f"{WORDS} line ")
 
 
+# What a harness that trusted pytest's summary would reward: these probes, with the bug
+# left in, make a plain pytest run of the task's test files report no failure (exit 0, or
+# 5 when every module was skipped).
+FOOL_A_PLAIN_PYTEST = ("trivial_test_files", "conftest_passes_everything", "skip_at_import", "exit_at_import")
+
+
+@pytest.mark.parametrize("name", FOOL_A_PLAIN_PYTEST)
+def test_the_tampering_probes_are_real_hacks_a_plain_pytest_run_reports_no_failure_for(curator, name):
+    version = _submitted(curator, slug=f"textstats-{name.replace('_', '-')}").latest_version
+    verification, _ = verification_plan(version=version, config=CONFIG)
+    probe = verification.executions.get(role="probe", subject=name)
+    repository = version.repository
+    node_ids = [*repository["fail_to_pass"], *repository["pass_to_pass"]]
+    with ScratchRepository(environment_files(version)) as scratch:
+        scratch.apply(probe.code)
+        for path, text in repository["hidden_test_files"].items():
+            if scratch.read(path) is None:
+                scratch.write(path, text.encode())
+        environment = {"PATH": os.environ["PATH"], "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(scratch.root)}
+        files = sorted({node_id.split("::")[0] for node_id in node_ids})  # as `pytest tests/` would run them
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files]
+        done = subprocess.run(command, cwd=scratch.root, env=environment, capture_output=True, text=True, timeout=120)
+    said = done.stdout + done.stderr
+    assert done.returncode in (0, 5) and "failed" not in said and "error" not in said.lower(), said[-2000:]
+
+
 def test_planning_twice_adds_nothing(curator):
     version = _submitted(curator).latest_version
     first, todo = verification_plan(version=version, config=CONFIG)
@@ -144,7 +174,32 @@ def test_planning_twice_adds_nothing(curator):
     assert again.pk == first.pk and sorted(todo_again) == sorted(todo) and again.total == first.total
 
 
-def test_a_reference_that_does_not_fix_the_bug_gets_reference_fails(curator):
+def test_weak_tests_are_flagged_and_the_report_shows_a_surviving_mutants_patch(client, curator):
+    words = (sample.SAMPLE_DIR / "repo" / WORDS).read_bytes()
+    # The bounds are never reached by a test: mutants of them survive.
+    bounded = b"[word for word in text.split() if len(word) > 0 and len(word) < 1000]"
+    reference = _patch({WORDS: words.replace(b'text.split(" ")', bounded)})
+    adversarial = (sample.SAMPLE_DIR / "patches" / "adversarial" / "special-cases.diff").read_text()
+    solutions = [{"role": "reference", "label": "reference", "code": reference},
+                 {"role": "adversarial", "label": "special-cases", "code": adversarial}]  # fmt: skip
+    task = _submitted(curator, slug="textstats-weak", solutions=solutions)
+    verification = verification_run_inline(version=task.latest_version, config=CONFIG)
+
+    assert {r.status for r in _runs(verification, "reference")} == {"passed"}
+    assert "WEAK_TESTS" in set(verification.flags.values_list("code", flat=True))
+    survivors = verification.summary["surviving_mutants"]
+    assert survivors and verification.summary["mutation_score"]["value"] < 0.8
+    client.force_login(curator)
+    page = client.get(reverse("verification:report", args=[task.slug, 1]))
+    assert page.status_code == 200
+    shown = page.context["mutants"]
+    assert {item["execution"].subject for item in shown} == set(survivors)
+    assert all(item["diff"] == item["execution"].code for item in shown)  # the mutant's whole patch
+    html = page.content.decode()
+    assert "diff --git a/textstats/words.py b/textstats/words.py" in html and "WEAK_TESTS" in html
+
+
+def test_a_reference_that_does_not_fix_the_bug_gets_reference_fails(client, curator):
     words = (sample.SAMPLE_DIR / "repo" / WORDS).read_bytes()
     no_fix = _patch({WORDS: words.replace(b"and what can be counted", b"and what is counted")})
     solutions = [{"role": "reference", "label": "reference", "code": no_fix}]
@@ -161,6 +216,14 @@ def test_a_reference_that_does_not_fix_the_bug_gets_reference_fails(curator):
     assert outcomes["tests/test_words.py::test_counts_words_separated_by_single_spaces"]["outcome"] == "passed"
     task.refresh_from_db()
     assert task.state == State.FLAGGED
+    client.force_login(curator)
+    page = client.get(reverse("verification:report", args=[task.slug, 1]))
+    failed_references = page.context["failed_references"]
+    assert len(failed_references) == CONFIG.repeats
+    assert {t["name"] for t in failed_references[0]["tests"]} == set(outcomes)
+    html = page.content.decode()
+    assert "Reference runs that failed" in html and "REFERENCE_FAILS" in html
+    assert "tests/test_whitespace.py::test_counts_words_across_newlines_and_tabs" in html
 
 
 def test_a_failed_sandbox_is_a_sandbox_error_not_a_failure(curator, monkeypatch):
