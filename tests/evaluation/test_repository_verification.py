@@ -5,20 +5,26 @@ changed functions only, the verdict and flags, a broken reference, a failed sand
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from evaluation.models import Execution, VerificationState
 from evaluation.sandbox.sessions import sandbox as session_sandbox
+from evaluation.tasks import verify_version
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.inline import verification_run_inline
 from evaluation.verification.planning import verification_plan
+from evaluation.verification.reaper import verifications_reap
 from evaluation.verification.repository import changes, runs
 from evaluation.verification.repository.scratch import ScratchRepository
 from evaluation.verification.sessions.specs import environment_files
@@ -30,6 +36,7 @@ from tests.sessions_world import _reachable_directory, _remove
 from tests.tasks_app import repository_sample as sample
 
 from .conftest import needs_bwrap
+from .workers import wait_for
 
 # Committed for real (the pipeline runs executions on other threads).
 pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), needs_bwrap]
@@ -251,3 +258,46 @@ def test_a_patch_that_does_not_apply_fails_the_patch(curator):
     outcome = runs.repository_run(version=version, code=garbage)
     assert outcome["status"] == "failed"
     assert outcome["result"]["patch_applies"] is False and "does not apply" in outcome["result"]["message"]
+
+
+def test_manage_py_verify_sync_verifies_a_repository_task(curator):
+    task = _submitted(curator, slug="textstats-cli")
+    out = io.StringIO()
+    call_command(
+        "verify", "--task", task.slug, "--sync", "--repeats", "1", "--mutants", "2", stdout=out, stderr=io.StringIO()
+    )
+    assert f"{task.latest_version}: verified [-]" in out.getvalue()
+    verification = task.latest_version.verifications.get()
+    assert verification.executions.filter(role="probe").count() == len(TAMPERING)
+    task.refresh_from_db()
+    assert task.state == State.VERIFIED
+
+
+def test_the_reaper_resumes_a_repository_verification_with_a_deadline_of_sessions(curator):
+    version = _submitted(curator, slug="textstats-reaped").latest_version
+    verification, todo = verification_plan(version=version, config=CONFIG)
+    later = timezone.now() + timedelta(days=30)
+    resumed = dict(verifications_reap(now=later))
+    assert sorted(resumed[verification.pk]) == sorted(todo)
+    verification.refresh_from_db()
+    # Each execution is a session: the patch's two steps and two tries of a 300 s verdict.
+    per_execution = 2 * 300.0 + 2 * 30.0 + 5.0
+    assert (verification.deadline_at - later).total_seconds() == pytest.approx(600.0 + len(todo) * per_execution)
+
+
+def test_the_celery_path_verifies_a_repository_task(curator, workers, environments):
+    workers.start("w1@host-a", SESSION_ENVIRONMENTS_DIR=str(environments))
+    task = _submitted(curator, slug="textstats-celery")
+    verify_version.delay(task.latest_version_id)
+
+    def finished():
+        found = task.latest_version.verifications.first()
+        return found if found is not None and found.state == VerificationState.DONE else None
+
+    verification = wait_for(finished, timeout=180, what="the repository verification to finish")
+    assert verification.verdict == "verified", (verification.summary, workers.logs())
+    statuses = set(verification.executions.values_list("status", flat=True))
+    assert statuses <= {"passed", "failed"} and verification.done == verification.total
+    assert {e.worker for e in verification.executions.all()} == {"w1@host-a"}
+    task.refresh_from_db()
+    assert task.state == State.VERIFIED
