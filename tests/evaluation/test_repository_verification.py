@@ -233,6 +233,18 @@ def test_a_reference_that_does_not_fix_the_bug_gets_reference_fails(client, cura
     assert "tests/test_whitespace.py::test_counts_words_across_newlines_and_tabs" in html
 
 
+def test_a_setup_command_that_fails_is_the_tasks_fault_broken_setup(curator):
+    setup = ["python -m compileall -q textstats", "echo the mirror is down >&2; exit 3"]
+    task = _submitted(curator, slug="textstats-setup", repository={"setup_commands": setup})
+    verification = verification_run_inline(version=task.latest_version, config=CONFIG)
+
+    assert verification.state == VerificationState.DONE and verification.verdict == "flagged"
+    flags = {flag.code: flag for flag in verification.flags.all()}
+    assert {"BROKEN_SETUP", "REFERENCE_FAILS"} <= set(flags)
+    assert "the mirror is down" in flags["BROKEN_SETUP"].details["traceback"]
+    assert "sandbox_error" not in set(verification.executions.values_list("status", flat=True))
+
+
 def test_a_failed_sandbox_is_a_sandbox_error_not_a_failure(curator, monkeypatch):
     task = _submitted(curator, slug="textstats-nosandbox")
     runs.prepared_environment(task.latest_version)  # the tree is ready; the session's sandbox is what fails

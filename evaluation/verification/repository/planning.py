@@ -47,19 +47,21 @@ def repository_items(version: TaskVersion, config: VerifyConfig) -> list[dict[st
         for repeat in range(config.repeats)
     ]  # fmt: skip
     references = [s for s in solutions if s.role == "reference"]
-    if not (references and (config.mutants or config.probes)):
+    if not (config.probes or (references and config.mutants)):
         return items
     with ScratchRepository(environment_files(version)) as scratch:
         if config.probes:
-            items += _probe_items(version, scratch, references[0])
-        if config.mutants:
+            items += _probe_items(version, scratch, references[0] if references else None)
+        if references and config.mutants:
             items += _mutant_items(scratch, references[0], config)
     return items
 
 
-def _import_targets(scratch: ScratchRepository, reference: Solution) -> list[str]:
+def _import_targets(scratch: ScratchRepository, reference: Solution | None) -> list[str]:
     """The modules tests import on their way to what the reference changes: each changed
     file's top-level package (its __init__.py), or the file itself at the top level."""
+    if reference is None:
+        return []
     scratch.reset()
     try:
         scratch.apply(reference.code)
@@ -85,7 +87,7 @@ def _text(scratch: ScratchRepository, path: str) -> str | None:
         return None
 
 
-def _probe_items(version: TaskVersion, scratch: ScratchRepository, reference: Solution) -> list[dict[str, Any]]:
+def _probe_items(version: TaskVersion, scratch: ScratchRepository, reference: Solution | None) -> list[dict[str, Any]]:
     repository = repository_of(version)
     found = probes.repository_probes(
         fail_to_pass=list(repository["fail_to_pass"]),
