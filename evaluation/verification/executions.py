@@ -69,9 +69,10 @@ def execution_run(
     """Run one execution if nobody else is running it, and record its result.
 
     Steps: claim it (pending, a sandbox_error being retried, or running past its
-    staleness limit: its worker died); build the request from the version; run
-    it; save the result; update the verification's progress. Raises
-    SandboxUnavailable when the sandbox could not run it, after recording why.
+    staleness limit: its worker died); build the request from the version and run
+    it (a repository task's patch: laid down and judged in a session,
+    repository/runs.py); save the result; update the verification's progress.
+    Raises SandboxUnavailable when the sandbox could not run it, after recording why.
     """
     now = timezone.now()
     execution = execution_rows.execution_fetch(execution_id)
