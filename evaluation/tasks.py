@@ -28,6 +28,7 @@ from evaluation.verification.executions import execution_claim_stale_in, executi
 from evaluation.verification.finishing import verification_finish, verification_verdict_apply
 from evaluation.verification.planning import verification_plan
 from evaluation.verification.reaper import verifications_reap, versions_unplanned, versions_verdict_unapplied
+from evaluation.verification.repository import execution_time_limit_s
 from tasks_app.models import TaskVersion
 
 SANDBOX_QUEUE = "sandbox"
@@ -110,8 +111,8 @@ def enqueue_executions(verification_id: int, execution_ids: list[int]) -> int:
     if not execution_ids:
         finish_verification.delay(verification_id)
         return 1
-    time_limit_s = Verification.objects.filter(pk=verification_id).values_list("version__time_limit_s", flat=True)
-    chunks = execution_chunks(execution_ids, size=chunk_size_for(time_limit_s=float(time_limit_s.get())))
+    version = Verification.objects.select_related("version").get(pk=verification_id).version
+    chunks = execution_chunks(execution_ids, size=chunk_size_for(time_limit_s=execution_time_limit_s(version)))
     for chunk in chunks:
         send_chunk(chunk)
     return len(chunks)

@@ -24,6 +24,8 @@ from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, Status
 from evaluation.sandbox.worker_names import worker_name
 from evaluation.verification import execution_rows, probes
+from evaluation.verification.repository import execution_time_limit_s, is_repository
+from evaluation.verification.repository.runs import repository_run
 from tasks_app.models import TaskVersion
 
 # An execution "running" for longer than its limit plus this was lost with its worker.
@@ -67,9 +69,10 @@ def execution_run(
     """Run one execution if nobody else is running it, and record its result.
 
     Steps: claim it (pending, a sandbox_error being retried, or running past its
-    staleness limit: its worker died); build the request from the version; run
-    it; save the result; update the verification's progress. Raises
-    SandboxUnavailable when the sandbox could not run it, after recording why.
+    staleness limit: its worker died); build the request from the version and run
+    it (a repository task's patch: laid down and judged in a session,
+    repository/runs.py); save the result; update the verification's progress.
+    Raises SandboxUnavailable when the sandbox could not run it, after recording why.
     """
     now = timezone.now()
     execution = execution_rows.execution_fetch(execution_id)
@@ -78,32 +81,47 @@ def execution_run(
     stale = now - _claim_lifetime(version)
     if not execution_rows.execution_claim(execution_id, now=now, stale=stale, worker=worker or worker_name()):
         return execution  # done already, or running elsewhere
-    request = execution_request(execution, context=context)
-    config = execution.verification.config or {}
-    try:
-        result = engine.run(request, backend=backend or config.get("backend") or None)
-    except PoolBusy as exc:
-        Execution.objects.filter(pk=execution_id, status="running").update(status="pending", started_at=None)
-        raise SandboxUnavailable(str(exc)) from exc
-    payload = result.as_dict()
-    for stream in ("stdout", "stderr"):
-        payload[stream] = payload[stream][:OUTPUT_KEPT]
-    outcome = {
-        "status": str(result.status),
-        "result": payload,
-        "wall_s": result.wall_s,
-        "cpu_s": result.cpu_s,
-        "request_digest": result.request_digest,  # computed once, where the engine kept the request
-        "finished_at": timezone.now(),
-    }
+    if is_repository(version):
+        outcome = _repository_outcome(execution, context)
+    else:
+        outcome = _program_outcome(execution, context, backend)
+    outcome["finished_at"] = timezone.now()
     _record(execution, outcome)
     # What this call wrote, without reading the row back (a query per execution saved).
     for name, value in {**outcome, "started_at": now, "worker": worker or worker_name()}.items():
         setattr(execution, name, value)
     execution.attempts += 1
-    if result.status == Status.SANDBOX_ERROR:
-        raise SandboxUnavailable(result.message or "the sandbox failed")
+    if outcome["status"] == Status.SANDBOX_ERROR:
+        raise SandboxUnavailable(outcome["result"].get("message") or "the sandbox failed")
     return execution
+
+
+def _program_outcome(execution: Execution, context: RunContext | None, backend: str | None) -> dict[str, Any]:
+    """A program's run on the sandbox engine: its request built from the version."""
+    request = execution_request(execution, context=context)
+    config = execution.verification.config or {}
+    try:
+        result = engine.run(request, backend=backend or config.get("backend") or None)
+    except PoolBusy as exc:
+        Execution.objects.filter(pk=execution.pk, status="running").update(status="pending", started_at=None)
+        raise SandboxUnavailable(str(exc)) from exc
+    payload = result.as_dict()
+    for stream in ("stdout", "stderr"):
+        payload[stream] = payload[stream][:OUTPUT_KEPT]
+    return {
+        "status": str(result.status),
+        "result": payload,
+        "wall_s": result.wall_s,
+        "cpu_s": result.cpu_s,
+        "request_digest": result.request_digest,  # computed once, where the engine kept the request
+    }
+
+
+def _repository_outcome(execution: Execution, context: RunContext | None) -> dict[str, Any]:
+    """A repository task's patch, laid down and judged in a session on this worker; a
+    mutant's verdict is cut short as a mutant program's run is (`_wall_cap`)."""
+    cap = _wall_cap(execution, context) if execution.role == "mutant" else None
+    return repository_run(version=execution.verification.version, code=execution.code, verdict_cap_s=cap)
 
 
 # Some known-wrong programs run under a shorter wall time, when more time could
@@ -153,7 +171,7 @@ def execution_request(execution: Execution, *, context: RunContext | None = None
 def _claim_lifetime(version: TaskVersion) -> timedelta:
     """How long a claim holds before another worker may take the execution over."""
     stale_after_s = float(getattr(settings, "VERIFICATION", {}).get("STALE_AFTER_S", STALE_AFTER_S))
-    return timedelta(seconds=float(version.time_limit_s) + stale_after_s)
+    return timedelta(seconds=execution_time_limit_s(version) + stale_after_s)
 
 
 def execution_claim_stale_in(*, execution_id: int) -> float | None:

@@ -18,6 +18,7 @@ from evaluation.models import Flag, MutantEquivalence, Verification, Verificatio
 from evaluation.verification import figures
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.flags import flags_for
+from evaluation.verification.repository import verdict_timeout_s
 from tasks_app.models import State, TaskVersion
 from tasks_app.services import task_transition
 
@@ -75,7 +76,8 @@ def verification_finish(*, verification_id: int) -> Verification:
         verification.refresh_from_db()
         return verification
     version = verification.version
-    summary = figures.summarise(outcomes_of(verification), time_limit_s=float(version.time_limit_s))
+    # A repository task's runs are held to the verdict's timeout (its time limit is not theirs).
+    summary = figures.summarise(outcomes_of(verification), time_limit_s=verdict_timeout_s(version))
     summary["broken_setup"] = broken_setup(verification)
     found = flags_for(summary, version=version)
     verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"

@@ -52,7 +52,11 @@ def _count(rate: dict[str, Any] | None) -> tuple[int, int]:
 def count_checks(version: Any) -> int:
     """How many things the suite checks: a case or an assertion entry each, but for a
     check(candidate) module its assert statements, and for a pytest module its
-    test functions (HumanEval's one check function holds a dozen asserts)."""
+    test functions (HumanEval's one check function holds a dozen asserts); for a
+    repository task the tests its verdict runs (fail-to-pass and pass-to-pass)."""
+    repository = getattr(version, "repository", None)
+    if version.suite_kind == "repository" and isinstance(repository, dict):
+        return len(repository.get("fail_to_pass") or []) + len(repository.get("pass_to_pass") or [])
     total = 0
     for test in [*version.visible_tests, *version.hidden_tests]:
         if version.suite_kind in ("check_function", "pytest") and isinstance(test, str):

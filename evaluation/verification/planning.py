@@ -19,11 +19,16 @@ from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.sandbox.types import FINAL
 from evaluation.verification import mutants, probes
 from evaluation.verification.config import VerifyConfig, code_digest, execution_key
+from evaluation.verification.repository import execution_time_limit_s, is_repository
+from evaluation.verification.repository.planning import repository_items
 from tasks_app.models import TaskVersion
 
 
 def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]:
-    """Every execution the configuration asks for, in a stable order."""
+    """Every execution the configuration asks for, in a stable order (a repository
+    task's are patches, each run as a session: repository/planning.py)."""
+    if is_repository(version):
+        return repository_items(version, config)
     solutions = list(version.solutions.all().order_by("role", "label"))
     items: list[dict[str, Any]] = []
     for solution in solutions:
@@ -139,4 +144,4 @@ def verification_todo(verification: Verification) -> list[int]:
 
 def verification_deadline_s(version: TaskVersion, total: int) -> float:
     """Long enough for every execution to run one after another, with room to spare."""
-    return 600.0 + total * (float(version.time_limit_s) + 5.0)
+    return 600.0 + total * (execution_time_limit_s(version) + 5.0)

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from evaluation.models import MutantEquivalence, Verification, VerificationState
+from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
+from evaluation.verification.repository import is_repository
 from tasks_app.models import State, Task, TaskVersion
 
 
@@ -70,10 +71,12 @@ def verification_report(verification: Verification, *, role: str = "", status: s
     equivalent = set(
         MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
     )
+    repository = is_repository(verification.version)
     mutants = [
         {
             "execution": e,
-            "diff": _diff(reference.code if reference else "", e.code),
+            # A repository task's mutant is a whole patch (the reference with one change): shown as it is.
+            "diff": e.code if repository else _diff(reference.code if reference else "", e.code),
             "equivalent": e.subject in equivalent,
         }
         for e in executions.filter(role="mutant", subject__in=survivors | equivalent).order_by("subject")
@@ -93,7 +96,23 @@ def verification_report(verification: Verification, *, role: str = "", status: s
         "probes": list(executions.filter(role="probe").defer("code").order_by("subject")),
         "runs": list(runs.order_by("role", "subject", "repeat")[:500]),
         "status_counts": dict(executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")),
+        "repository": repository,
+        "failed_references": _failed_references(executions) if repository else [],
     }
+
+
+def _failed_references(executions: QuerySet[Execution]) -> list[dict[str, Any]]:
+    """A repository task's reference runs that did not pass, each with every test's
+    outcome (the passing ones too: which tests still pass says where the fault is)."""
+    rows = executions.filter(role="reference").exclude(status__in=("passed", "sandbox_error", "pending", "running"))
+    failed = []
+    for run in rows.defer("code").order_by("subject", "repeat"):
+        result = run.result or {}
+        outcomes = result.get("outcomes") or {}
+        tests = [{"name": name, **outcome} for name, outcome in sorted(outcomes.items())]
+        failed.append({"run": run, "message": result.get("message", ""), "tests": tests,
+                       "dropped": result.get("dropped") or []})  # fmt: skip
+    return failed
 
 
 def _diff(reference: str, mutant: str) -> str:

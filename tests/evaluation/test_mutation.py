@@ -165,6 +165,25 @@ def test_the_limit_is_respected_and_the_pick_spreads_over_families():
     assert generate_mutants(RICH, limit=0) == []
 
 
+def test_mutants_can_be_kept_inside_given_line_ranges():
+    area = next(n for n in ast.walk(ast.parse(RICH)) if isinstance(n, ast.FunctionDef) and n.name == "area")
+    inside = all_mutants(RICH, within=[(area.lineno, area.end_lineno)])
+    assert inside and all(area.lineno <= m.line <= area.end_lineno for m in inside)
+    # Every change lands in `area`: the text outside its lines is the reference's.
+    lines = RICH.splitlines(keepends=True)
+    for mutant in inside:
+        assert mutant.source.startswith("".join(lines[: area.lineno - 1])), mutant.description
+    everywhere = all_mutants(RICH)
+    assert {m.digest for m in inside} == {m.digest for m in everywhere if area.lineno <= m.line <= area.end_lineno}
+    assert all_mutants(RICH, within=[]) == []
+
+
+@pytest.mark.parametrize("ranges", [[(0, 3)], [(5, 4)], [(1.5, 3)], [(True, 3)], [(1, 2, 3)]])
+def test_a_line_range_that_is_not_one_is_refused(ranges):
+    with pytest.raises(ValueError):
+        generate_mutants(RICH, within=ranges)
+
+
 def test_docstrings_are_never_mutated():
     def docstrings(source: str) -> list[str | None]:
         tree = ast.parse(source)

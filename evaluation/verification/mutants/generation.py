@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import random
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from evaluation.verification.mutants.builder import Builder
 from evaluation.verification.mutants.operators import FAMILIES, RULES
@@ -16,11 +16,21 @@ from evaluation.verification.mutants.sites import Site, collect_sites
 
 
 def generate_mutants(
-    source: str, *, seed: int = 0, limit: int = 30, families: tuple[str, ...] = FAMILIES
+    source: str,
+    *,
+    seed: int = 0,
+    limit: int = 30,
+    families: tuple[str, ...] = FAMILIES,
+    within: Sequence[tuple[int, int]] | None = None,
 ) -> list[Mutant]:
     """Up to `limit` distinct, compiling single-change mutants of `source`.
 
-    1. Collect every mutation site of the requested families.
+    `within`, when given, keeps only the sites whose line lies in one of these
+    inclusive (first, last) line ranges: a repository task's patch changes a few
+    functions of a large file, and only mutants of those say whether the tests pin
+    the change down (the rest of the file was never the task's subject).
+
+    1. Collect every mutation site of the requested families (inside `within`).
     2. Shuffle the family order and each family's sites with `random.Random(seed)`.
     3. Take families in turns, building a family's next site until one yields a
        mutant that compiles, differs from the reference and repeats no earlier pick,
@@ -29,6 +39,7 @@ def generate_mutants(
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown mutation families: {', '.join(unknown)}")
+    ranges = _ranges(within)
     tree = _parse(source)
     builder = Builder(source, tree)
     order = list(dict.fromkeys(families))
@@ -36,7 +47,8 @@ def generate_mutants(
     # At each node the families go in FAMILIES' order, whatever order the caller named them in.
     rules = [(family, RULES[family]) for family in FAMILIES if family in order]
     for site in collect_sites(tree, rules):
-        sites[site.family].append(site)
+        if ranges is None or any(first <= site.line <= last for first, last in ranges):
+            sites[site.family].append(site)
     rng = random.Random(seed)  # noqa: S311 - reproducible selection, not cryptography
     rng.shuffle(order)
     for family in order:
@@ -67,6 +79,20 @@ def _next_new(queue: Iterator[Site], builder: Builder, seen: set[str]) -> Mutant
         if mutant is not None and mutant.digest not in seen:
             return mutant
     return None
+
+
+def _ranges(within: Sequence[tuple[int, int]] | None) -> list[tuple[int, int]] | None:
+    if within is None:
+        return None
+    ranges = []
+    for item in within:
+        first, last = item
+        if isinstance(first, bool) or isinstance(last, bool) or not (isinstance(first, int) and isinstance(last, int)):
+            raise ValueError(f"a line range is two integers, not {item!r}")
+        if not 1 <= first <= last:
+            raise ValueError(f"a line range runs from line 1 or later to a line at or after its first, not {item!r}")
+        ranges.append((first, last))
+    return ranges
 
 
 def _parse(source: str) -> ast.Module:

@@ -20,6 +20,7 @@ The package, one module per family of hacks:
 - stdio_hacks: programs for the stdio kind (templates/stdio/);
 - file_hacks: files planted for what runs later, shared by both (templates/files/);
 - helper_hacks: rewrites of the helpers the starter code gives;
+- repository_hacks: edits of a repository task's tree that tamper with its tests;
 - examples: what a task shows a solver (its visible examples and cases);
 - render: the Probe record and the rendering of the template files.
 """
@@ -39,6 +40,7 @@ from evaluation.verification.probes.constants import (
 from evaluation.verification.probes.examples import visible_examples, visible_io
 from evaluation.verification.probes.helper_hacks import given_helpers, helper_probes
 from evaluation.verification.probes.render import Probe
+from evaluation.verification.probes.repository_hacks import RepositoryProbe, repository_probes
 from evaluation.verification.probes.stdio_hacks import STDIO_INAPPLICABLE, stdio_probes
 
 __all__ = [
@@ -49,8 +51,10 @@ __all__ = [
     "SUITE_KINDS",
     "TIMEOUT_PROBES",
     "Probe",
+    "RepositoryProbe",
     "given_helpers",
     "probes_for",
+    "repository_probes",
     "visible_examples",
     "visible_io",
 ]

@@ -4,6 +4,7 @@ files and setup commands) and its verdict (the tests, hidden files, protected pa
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -32,20 +33,25 @@ def digest_of(version: TaskVersion) -> str:
     return environment_digest(entries, repository["setup_commands"], sandbox_python())
 
 
-def environment_body(version: TaskVersion) -> dict[str, Any]:
-    """The files (base64) and setup commands, for the host's POST /environments."""
-    repository = repository_of(version)
-    manifest = repository["manifest"]
+def environment_files(version: TaskVersion, *, only: Iterable[str] | None = None) -> dict[str, tuple[bytes, bool]]:
+    """The tree: path -> (bytes, executable), the bytes read from their blobs once each;
+    with `only`, just those of its paths that the tree holds."""
+    manifest = repository_of(version)["manifest"]
+    if only is not None:
+        manifest = {path: manifest[path] for path in only if path in manifest}
     blobs = {
         blob.sha256: bytes(blob.data)
         for blob in Blob.objects.filter(sha256__in={e["sha256"] for e in manifest.values()})
     }
+    return {path: (blobs[entry["sha256"]], bool(entry["executable"])) for path, entry in manifest.items()}
+
+
+def environment_body(version: TaskVersion) -> dict[str, Any]:
+    """The files (base64) and setup commands, for the host's POST /environments."""
+    repository = repository_of(version)
     files = {
-        path: {
-            "data": base64.b64encode(blobs[entry["sha256"]]).decode("ascii"),
-            "executable": bool(entry["executable"]),
-        }
-        for path, entry in manifest.items()
+        path: {"data": base64.b64encode(data).decode("ascii"), "executable": executable}
+        for path, (data, executable) in environment_files(version).items()
     }
     return {"files": files, "setup_commands": list(repository["setup_commands"])}
 
