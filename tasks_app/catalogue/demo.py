@@ -89,7 +89,7 @@ def demo_users_ensure() -> list[DemoUserResult]:
 @transaction.atomic
 def demo_seed() -> DemoSeedResult:
     """Ensure the demo users, then load the catalogue owned by the curator and reviewed by the
-    reviewer: the program tasks, then the repository tasks (reported apart, all drafts)."""
+    reviewer: the program tasks, then the repository tasks (reported apart)."""
     users = demo_users_ensure()
     by_name = {result.spec.username: result.user for result in users}
     owner, reviewer = by_name[CATALOGUE_OWNER], by_name[CATALOGUE_REVIEWER]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tasks_app.catalogue import catalogue_load
-from tasks_app.catalogue.repository_entries import PROJECTS_DIR, repository_entries
+from tasks_app.catalogue.repository_entries import APPROVED_SEEDS, PROJECTS_DIR, repository_entries
 from tasks_app.models import State, Task, TaskVersion
 from tests.repository_episodes import play, prepare, scratch_cache, verdict_spec
 
@@ -59,7 +59,8 @@ def test_at_least_20_tasks_over_at_least_4_projects_with_5_each():
 def test_every_task_parses_and_is_curated(slug):
     entry = BY_SLUG[slug]
     content = entry.content  # VersionContent.parse: git apply --check of every patch included
-    assert content.suite_kind == "repository" and entry.seed_state == State.DRAFT
+    assert content.suite_kind == "repository"
+    assert entry.seed_state == (State.APPROVED if slug in APPROVED_SEEDS else State.SUBMITTED)
     assert DRAFT_MARK not in content.statement and content.statement.startswith("# ")
     assert [s.role for s in content.solutions].count("reference") == 1
     assert all(s.note.strip() for s in content.solutions)
@@ -104,7 +105,10 @@ def test_loading_twice_gives_the_same_rows(curator, reviewer):
     assert sorted(TaskVersion.objects.values_list("task__slug", "number", "content_hash")) == rows
     assert (len(first.created), len(again.unchanged), again.created, again.updated) == (len(ENTRIES),) * 2 + ([], [])
     assert again.summary() == f"repository catalogue: 0 created, 0 updated, {len(ENTRIES)} unchanged"
-    assert set(Task.objects.values_list("state", flat=True)) == {State.DRAFT}
+    states = dict(Task.objects.values_list("slug", "state"))
+    assert {slug for slug, state in states.items() if state == State.APPROVED} == APPROVED_SEEDS
+    assert {state for slug, state in states.items() if slug not in APPROVED_SEEDS} == {State.SUBMITTED}
+    assert len({slug.split("-")[0] for slug in APPROVED_SEEDS}) == 4  # one a project, for the agentic demo
     assert {v.suite_kind for v in TaskVersion.objects.all()} == {"repository"}
 
 
