@@ -65,5 +65,16 @@ train demo-tiny "$OUT/tiny-run" --policy model --model "$OUT/tiny" --guide-share
   --train-steps 4 --batch-size 2 --group-size 4 --max-steps 2 --max-new-tokens 160 --learning-rate 0.003 \
   --kl-weight 0.02
 
+# Agent sessions: the catalogue's repository tasks in a pool of their own, the replay policy
+# playing each reference patch as an agent would (write it, git apply, run the tests, submit)
+# in sessions forked from one set-up session per task: every reward should be 1.
+say "preparing the agentic demo pool (repository tasks, run as agent sessions)"
+setup="$("$PY" manage.py train_demo_setup --agentic)" || die "the agentic demo setup failed (see above)"
+printf '%s\n' "$setup" | sed '$d' >&2
+read -r TOKEN SNAPSHOT < <(printf '%s\n' "$setup" | tail -n 1 \
+  | "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["token"], d["snapshot"])')
+train demo-agentic-replay "$OUT/agentic" --policy replay --replay-mix reference=1 \
+  --train-steps 2 --batch-size 2 --group-size 2 --agent-steps 6
+
 say "done: the jobs' pages are at $URL/jobs/ (sign in as trainer / trainer-demo, or as a curator)"
 for job in "${JOBS[@]}"; do say "  $URL/jobs/$job/"; done

@@ -139,3 +139,14 @@ def test_the_command_prints_its_json_last_and_refuses_outside_an_embedded_instal
     with pytest.raises(CommandError, match="No user nobody"):
         settings.EMBEDDED = True
         call_command("train_demo_setup", "--user", "nobody", stdout=StringIO())
+
+
+def test_the_agentic_demo_pool_holds_the_repository_tasks_only(curator, reviewer, trainer):
+    from trainer_bridge.services.demo import AGENTIC_CRITERIA, AGENTIC_POOL
+
+    _approved(curator, reviewer, "a-program")
+    _approved(curator, reviewer, "a-repository", tags=("repository", "inikit"))
+    agentic = _setup(curator, reviewer, trainer, pool_slug=AGENTIC_POOL, criteria=AGENTIC_CRITERIA)
+    assert agentic.pool == "demo-agentic" and agentic.tasks == ["a-repository"]
+    programs = _setup(curator, reviewer, trainer)
+    assert programs.pool == "demo" and programs.tasks == ["a-program", "a-repository"]  # the demo pool as before

@@ -28,6 +28,9 @@ from trainer_bridge.services.pools import pool_create, snapshot_create
 
 DEMO_POOL = "demo"
 DEMO_CRITERIA: dict[str, Any] = {"require_verified": True}
+# The agentic demo: repository tasks only (the catalogue tags them), run as agent sessions.
+AGENTIC_POOL = "demo-agentic"
+AGENTIC_CRITERIA: dict[str, Any] = {"require_verified": True, "tags_include": ["repository"]}
 TOKEN_NAME = "train-demo"  # noqa: S105 - the token's label, not a secret
 # export:tests because the replay policy's known solutions reveal the answers.
 TOKEN_SCOPES = ["read", "write", "export", "export:tests", "reward", "session"]
@@ -131,12 +134,12 @@ def _wait(
         sleep(poll_s)
 
 
-def _demo_pool(*, slug: str, actor: Any) -> Pool:
+def _demo_pool(*, slug: str, actor: Any, criteria: dict[str, Any]) -> Pool:
     pool = Pool.objects.filter(slug=slug).first()
     if pool is None:
-        return pool_create(slug=slug, title="Training demo", criteria=DEMO_CRITERIA, actor=actor)
-    if PoolCriteria.parse(pool.criteria) != PoolCriteria.parse(DEMO_CRITERIA):
-        raise Conflict(f"A pool {slug!r} exists with other criteria than the demo's {DEMO_CRITERIA}; "
+        return pool_create(slug=slug, title="Training demo", criteria=criteria, actor=actor)
+    if PoolCriteria.parse(pool.criteria) != PoolCriteria.parse(criteria):
+        raise Conflict(f"A pool {slug!r} exists with other criteria than the demo's {criteria}; "
                        "name another pool for the demo.", details={"pool": [slug]})  # fmt: skip
     return pool
 
@@ -147,6 +150,7 @@ def train_demo_setup(
     reviewer: Any,
     trainer: Any,
     pool_slug: str = DEMO_POOL,
+    criteria: dict[str, Any] | None = None,
     approve: int = 4,
     timeout_s: float = 900.0,
     poll_s: float = 5.0,
@@ -159,8 +163,9 @@ def train_demo_setup(
     1. when no approved task is verified or being verified, approve up to `approve`
        verified tasks as `reviewer`;
     2. wait up to `timeout_s` for the worker to finish verifying the approved tasks;
-    3. the pool `pool_slug` (approved tasks whose latest verification passed), created
-       by `curator` if missing;
+    3. the pool `pool_slug` (approved tasks whose latest verification passed, narrowed by
+       `criteria`: DEMO_CRITERIA, or AGENTIC_CRITERIA for repository tasks), created by
+       `curator` if missing;
     4. its snapshot, frozen (the same selection is the same snapshot);
     5. a new token of `trainer` that may register jobs and read known solutions.
     """
@@ -181,7 +186,7 @@ def train_demo_setup(
     unfinished = [slug for slug, c in status.items() if c.status == "running"]
     if unfinished:
         say(f"left out, still being verified after {timeout_s:.0f} s: {', '.join(unfinished)}")
-    pool = _demo_pool(slug=pool_slug, actor=curator)
+    pool = _demo_pool(slug=pool_slug, actor=curator, criteria=criteria or DEMO_CRITERIA)
     snapshot, created = snapshot_create(pool=pool, actor=curator)
     members = list(snapshot.members.order_by("position").values_list("task__slug", flat=True))
     issued = api_token_create(user=trainer, name=TOKEN_NAME, scopes=TOKEN_SCOPES,

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from tasks_app.catalogue.demo import CATALOGUE_OWNER, CATALOGUE_REVIEWER
 from tasks_app.errors import DomainError
-from trainer_bridge.services.demo import DEMO_POOL, train_demo_setup
+from trainer_bridge.services.demo import AGENTIC_CRITERIA, AGENTIC_POOL, DEMO_CRITERIA, DEMO_POOL, train_demo_setup
 
 
 class Command(BaseCommand):
@@ -22,7 +22,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--pool", default=DEMO_POOL, help=f"The pool's slug (default: {DEMO_POOL}).")
+        parser.add_argument("--pool", help=f"The pool's slug (default: {DEMO_POOL}, or {AGENTIC_POOL} with --agentic).")
+        parser.add_argument("--agentic", action="store_true",
+                            help="The agentic demo: a pool of repository tasks, run as agent sessions.")  # fmt: skip
         parser.add_argument("--user", default="trainer", help="Whose token (default: the demo user trainer).")
         parser.add_argument("--approve", type=int, default=4,
                             help="Verified tasks to approve when no approved task can enter the pool.")  # fmt: skip
@@ -49,7 +51,9 @@ class Command(BaseCommand):
         try:
             result = train_demo_setup(
                 curator=users[CATALOGUE_OWNER], reviewer=users[CATALOGUE_REVIEWER], trainer=users[options["user"]],
-                pool_slug=options["pool"], approve=options["approve"], timeout_s=options["timeout"],
+                pool_slug=options["pool"] or (AGENTIC_POOL if options["agentic"] else DEMO_POOL),
+                criteria=AGENTIC_CRITERIA if options["agentic"] else DEMO_CRITERIA,
+                approve=options["approve"], timeout_s=options["timeout"],
                 say=lambda line: self.stderr.write(line, style_func=str),
             )  # fmt: skip
         except DomainError as exc:
