@@ -81,6 +81,10 @@ class SparePool:
             self._makers.submit(self._make, environment, limits, key)
 
     def _make(self, environment: PreparedEnvironment, limits: SessionLimits, key: tuple[str, int]) -> None:
+        with self.lock:
+            if self.closed:
+                self.pending[key] -= 1
+                return
         sandbox = self.sandbox_class(environment, limits)
         try:
             sandbox.start()
@@ -112,8 +116,12 @@ class SparePool:
         return len(doomed)
 
     def close(self) -> None:
+        """Close every spare; returns once none is being made either, so no sandbox (or
+        container) of this pool outlives it."""
         with self.lock:
             self.closed = True
+        self._makers.shutdown(wait=True, cancel_futures=True)
+        with self.lock:
             doomed = [sandbox for queue in self.spares.values() for sandbox in queue]
             self.spares.clear()
         for sandbox in doomed:
