@@ -392,10 +392,16 @@ def test_make_runs_worker_verifies_the_submitted_sample_tasks_a_chunk_a_message(
     executions = sum(statuses.values())
     log = worker.log()
     messages = _received(log)
-    # One message per chunk of up to 16 executions (for time limits of 10 s or less).
+    # One message per chunk of up to 16 program executions (for time limits of 10 s or less);
+    # a repository task's execution (a session, up to two verdicts of 300 s) is a message alone.
     assert max(limit for (limit,) in _rows(db, "SELECT time_limit_s FROM tasks_app_taskversion")) <= 10
-    assert messages <= math.ceil(executions / 16) + asked, (messages, executions)
-    assert messages < executions / 4, (messages, executions)
+    by_kind = dict(_rows(db, "SELECT v.suite_kind = 'repository', count(*) FROM evaluation_execution e "
+                             "JOIN evaluation_verification w ON e.verification_id = w.id "
+                             "JOIN tasks_app_taskversion v ON w.version_id = v.id GROUP BY 1"))  # fmt: skip
+    programs, repositories = by_kind.get(False, 0), by_kind.get(True, 0)
+    assert programs + repositories == executions and repositories > 0  # the repository catalogue too
+    assert messages <= math.ceil(programs / 16) + repositories + asked, (messages, programs, repositories)
+    assert messages - repositories < programs / 4, (messages, programs, repositories)
     assert "concurrency: 2 (thread)" in log, log[:3000]  # one process: a warm pool shared by its task threads
     print(f"\n[make run's worker] {asked} verifications, {executions} executions, {messages} sandbox messages")
 
