@@ -125,16 +125,7 @@ class DockerSandbox(SupervisorSandbox):
     def close(self) -> None:
         container, self.container = self.container, None
         sock, self.sock = self.sock, None
-        if sock is not None:
-            try:
-                sock.close()
-            except OSError:
-                pass
-        if container is not None:
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: S110 - the reaper removes what this could not
-                pass
+        remove_container(container, sock)
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None
@@ -161,6 +152,21 @@ class DockerSandbox(SupervisorSandbox):
 
     def _write(self, data: bytes) -> None:
         self.sock.sendall(data)
+
+
+def remove_container(container: Any, sock: Any) -> None:
+    """Close a sandbox container's attach socket and remove it, whatever it still runs
+    (a verification's container or an agent session's)."""
+    if sock is not None:
+        try:
+            sock.close()
+        except OSError:
+            pass
+    if container is not None:
+        try:
+            container.remove(force=True)
+        except Exception:  # noqa: S110 - the reaper removes what this could not
+            pass
 
 
 def foreign_expiry_s() -> float:

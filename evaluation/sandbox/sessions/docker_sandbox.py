@@ -14,11 +14,10 @@ page cache; an image would cost a build per task version.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from evaluation.sandbox.channel import DockerStreamReader
-from evaluation.sandbox.docker_backend import IMAGE, docker_client
+from evaluation.sandbox.docker_backend import IMAGE, DockerSandbox, docker_client, remove_container
 from evaluation.sandbox.docker_owners import LABEL, heartbeat_ensure
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import readable_copy
@@ -81,12 +80,7 @@ class DockerSessionSandbox(SessionChannel):
                 },
                 working_dir="/repo",
                 hostname="sandbox",
-                labels={
-                    LABEL: "1",
-                    f"{LABEL}.owner": owner,
-                    f"{LABEL}.created": str(int(time.time())),
-                    f"{LABEL}.kind": "session",
-                },
+                labels={**DockerSandbox._labels(owner), f"{LABEL}.kind": "session"},
             )
             attached = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
             self.sock = attached._sock  # the raw socket under docker-py's wrapper
@@ -111,16 +105,7 @@ class DockerSessionSandbox(SessionChannel):
         """Remove the container (everything in it ends with it)."""
         container, self.container = self.container, None
         sock, self.sock = self.sock, None
-        if sock is not None:
-            try:
-                sock.close()
-            except OSError:
-                pass
-        if container is not None:
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: S110 - the reaper removes what this could not
-                pass
+        remove_container(container, sock)
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None

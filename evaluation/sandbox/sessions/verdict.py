@@ -17,9 +17,11 @@ from __future__ import annotations
 import base64
 import difflib
 import fnmatch
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evaluation.sandbox.errors import SandboxFailure
@@ -132,9 +134,16 @@ def unified_diff(environment: PreparedEnvironment, changes: list[dict[str, Any]]
     return text if len(text) <= MAX_DIFF_CHARS else text[:MAX_DIFF_CHARS] + "\n[... the diff is cut here ...]\n"
 
 
-def base_directories(environment: PreparedEnvironment) -> set[str]:
-    tree = environment.tree
-    return {str(path.relative_to(tree)) for path in tree.rglob("*") if path.is_dir() and not path.is_symlink()}
+def base_directories(environment: PreparedEnvironment) -> frozenset[str]:
+    return _directories(str(environment.tree))
+
+
+@functools.lru_cache(maxsize=64)
+def _directories(tree: str) -> frozenset[str]:
+    """The directories of a prepared tree: walked once a process, not at every verdict
+    (a prepared tree is frozen, and a rebuilt one gets a new path: its digest)."""
+    root = Path(tree)
+    return frozenset(str(p.relative_to(root)) for p in root.rglob("*") if p.is_dir() and not p.is_symlink())
 
 
 def judge(environment: PreparedEnvironment, changes: list[dict[str, Any]], spec: VerdictSpec,
