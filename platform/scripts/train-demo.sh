@@ -2,7 +2,8 @@
 # `make train-demo`: run the bundled trainer against a running `make run` (start that
 # first, in another terminal). A few steps of the replay policy (the tasks' reference
 # solutions: every reward should be 1), then a few of a tiny model made here from the
-# snapshot's text, guided by the references. Both register jobs, whose curves show at
+# snapshot's text, guided by the references; then both again as agentic episodes on the
+# repository tasks. Every run registers a job, whose curves show at
 # PLATFORM_URL/jobs/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +76,11 @@ read -r TOKEN SNAPSHOT < <(printf '%s\n' "$setup" | tail -n 1 \
   | "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["token"], d["snapshot"])')
 train demo-agentic-replay "$OUT/agentic" --policy replay --replay-mix reference=1 \
   --train-steps 2 --batch-size 2 --group-size 2 --agent-steps 6
+
+# The tiny model plays the same loop: its tool calls are parsed and run in forked sessions and
+# its episodes judged by submit (a random model earns 0; the transcripts show what it tried).
+train demo-agentic-tiny "$OUT/agentic-tiny" --policy model --model "$OUT/tiny" \
+  --train-steps 1 --batch-size 2 --group-size 2 --agent-steps 2 --max-new-tokens 48 --max-prompt-tokens 600
 
 say "done: the jobs' pages are at $URL/jobs/ (sign in as trainer / trainer-demo, or as a curator)"
 for job in "${JOBS[@]}"; do say "  $URL/jobs/$job/"; done
