@@ -23,7 +23,10 @@ CONFIG = VerifyConfig(repeats=2, mutants=12, probes=False, backend="bwrap", inpu
 
 # The largest of a list, tested only where the largest comes last: `xs[-1]` survives
 # the tests, and generated lists in other orders tell it apart.
-LARGEST = "def largest(xs):\n    best = xs[0]\n    for x in xs:\n        if x > best:\n            best = x\n    return best\n"
+LARGEST = (
+    "def largest(xs):\n    best = xs[0]\n    for x in xs:\n        if x > best:\n            best = x\n"
+    "    return best\n"
+)
 WEAK_TESTS = ["assert largest([1, 2, 3]) == 3", "assert largest([5]) == 5"]
 
 
@@ -73,8 +76,8 @@ def test_a_survivor_the_tests_miss_is_proven_with_a_small_counterexample_and_its
 def test_an_all_visible_suite_gets_hidden_tests_that_hard_coding_the_examples_fails(curator):
     shown = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(0, 7) == 7"]
     config = VerifyConfig(repeats=1, mutants=6, probes=True, backend="bwrap", inputs=100)
-    task = submitted(curator, "add-shown", visible_tests=shown, hidden_tests=shown,
-                     solutions=[{"role": "reference", "label": "ref", "code": "def add(a, b):\n    return a + b\n"}])  # fmt: skip
+    reference = [{"role": "reference", "label": "ref", "code": "def add(a, b):\n    return a + b\n"}]
+    task = submitted(curator, "add-shown", visible_tests=shown, hidden_tests=shown, solutions=reference)
     before = verification_run_inline(version=task.latest_version, config=config)
     hard_coded = before.executions.get(role="probe", subject="hard_code_visible")
     assert hard_coded.status == "passed"  # every test is shown: the table of answers passes
