@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from evaluation.sandbox.types import RunRequest
@@ -9,6 +10,12 @@ from evaluation.sandbox.types import RunRequest
 # One run generates and judges every input of a task: more time than one solution's run,
 # within what a claim holds (the task's limit plus the staleness margin, executions.py).
 EXPLORE_WALL_S = 90.0
+
+
+def input_seed(seed: int, version_hash: str) -> int:
+    """The generator's seed: the configured seed and the version's hash fix every input
+    (another version of the task draws other inputs; the same one, the same)."""
+    return int(hashlib.sha256(f"{seed}|{version_hash}".encode()).hexdigest()[:12], 16)
 
 
 def explore_request(execution: Any) -> RunRequest:
@@ -24,7 +31,7 @@ def explore_request(execution: Any) -> RunRequest:
         version,
         reference=execution.code,
         mutants=mutants,
-        seed=int(config.get("input_seed", 0)),
+        seed=input_seed(int(config.get("input_seed", 0)), version.content_hash),
         inputs=int(config.get("inputs", 200)),
         keep=int(config.get("proposals", 10)),
         precondition=getattr(version, "precondition", "") or "",
