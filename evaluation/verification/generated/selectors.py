@@ -7,6 +7,7 @@ the report and the review queue are pages people keep open.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,6 +19,16 @@ from tasks_app.models import Task, TaskVersion
 
 HASH_LENGTH = 64
 MAX_IDS = 500  # proposals in one request: a verification proposes a few dozen at most
+JUDGED = ("done", "incomplete")  # generated.status values whose survivor counts mean something
+# The per-task figures of generated inputs in the report rows and the analytics download.
+ROW_FIGURES = (
+    "proven_weak_survivors",
+    "probably_equivalent_survivors",
+    "equivalence_share",
+    "mutation_score_nonequivalent",
+    "generated_tests_proposed",
+    "generated_tests_accepted",
+)
 
 
 def what_it_did(proven: dict[str, Any]) -> str:
@@ -166,3 +177,33 @@ def pending_proposals(tasks: Sequence[Task]) -> dict[int, list[ProposedTest]]:
     for proposal in rows:
         pending[by_version[proposal.version_id]].append(proposal)
     return pending
+
+
+def proposal_counts(verification_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Per verification: (tests it proposed, how many of them were accepted), in one query."""
+    proposed: Counter[int] = Counter()
+    accepted: Counter[int] = Counter()
+    rows = ProposedTest.objects.filter(verification_id__in=list(verification_ids)).values_list(
+        "verification_id", "state"
+    )
+    for verification_id, state in rows:
+        proposed[verification_id] += 1
+        accepted[verification_id] += state == ProposedTestState.ACCEPTED
+    return {pk: (proposed[pk], accepted[pk]) for pk in proposed}
+
+
+def row_figures(summary: dict[str, Any], proposals: tuple[int, int] | None) -> dict[str, Any]:
+    """ROW_FIGURES of one verification, from its summary and its proposal counts; all
+    null where it generated no inputs or the run failed (unknown, not zero)."""
+    generated = summary.get("generated") or {}
+    if generated.get("status") not in JUDGED:
+        return dict.fromkeys(ROW_FIGURES)
+    proposed, accepted = proposals or (0, 0)
+    return {
+        "proven_weak_survivors": len(generated.get("proven_non_equivalent") or []),
+        "probably_equivalent_survivors": len(generated.get("probably_equivalent") or []),
+        "equivalence_share": generated.get("equivalence_share"),
+        "mutation_score_nonequivalent": (generated.get("mutation_score_nonequivalent") or {}).get("value"),
+        "generated_tests_proposed": proposed,
+        "generated_tests_accepted": accepted,
+    }
