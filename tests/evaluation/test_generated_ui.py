@@ -231,3 +231,18 @@ def test_the_version_page_shows_the_precondition_and_the_waiting_proposals(clien
     new = client_for(curator).get(reverse("ui:version-detail", args=["add-two", 2])).content.decode()
     assert "Precondition on generated inputs" in new and "return a &gt;= 0" in new
     assert "proposes" not in new and "generated-test" not in new
+
+
+def test_a_verification_that_generated_no_inputs_says_so_without_figures(client_for, curator):
+    from evaluation.models import Verification
+    from evaluation.verification.generated.judgement import survivors_judged
+    from tests.factories import make_task
+
+    task = make_task(owner=curator, slug="stdio-like")
+    generated = survivors_judged(status="", data=None, survivors=[], mutation_score=None)
+    Verification.objects.create(version=task.latest_version, config_hash="none", config={}, state="done",
+                                summary={"mutation_score": None, "generated": generated})  # fmt: skip
+    html = client_for(curator).get(_report("stdio-like")).content.decode()
+    section = html.split('id="generated"', 1)[1].split('aria-labelledby="probes"', 1)[0]
+    assert "No inputs were generated for this version" in section
+    assert "Inputs generated</th>" not in section and "No tests proposed." in section
