@@ -46,6 +46,7 @@ GENERATOR = "explore-1"  # bump when what is generated from a seed changes
 REASONS = ("raised", "timeout", "precondition", "nondeterministic", "opaque", "duplicate")
 MARGIN_S = 3.0  # left of the run's wall time when the exploration stops: the run must still end cleanly
 SHRINK_CALLS = 200  # calls one shrink may make
+SHRINK_S = 3.0  # and the time it may take (a mutant that hangs costs twice its budget a step)
 MUTANT_FLOOR_S = 0.2  # the least budget a mutant's call gets (10 x the reference's time otherwise)
 DUPLICATE_RETRIES = 4  # candidates made again in place of one already judged, before it counts as a duplicate
 REFERENCE_FLOOR_S = 0.5  # the least budget a reference's call gets (20 x its slowest tested call otherwise)
@@ -106,6 +107,7 @@ class Exploration:
         self.captured_valid = 0
         self.generated = self.valid = 0
         self.pool: list[Input] = []  # the valid inputs, captured ones first, in the order found
+        self.lightest: list[Input] = []  # the same, lightest first: the order mutants meet them in
         self.known: dict[str, Input | str] = {}  # every input judged: valid, or why not
         self.compared: dict[str, set[str]] = {}  # input key -> the mutants run on it
         self.outcomes: dict[str, dict[str, Any]] = {}  # mutant id -> outcome, tried, finding
@@ -194,9 +196,14 @@ class Exploration:
                 generator.accept(candidate)
             else:
                 self.reasons[found] += 1
+                if found == "timeout":
+                    generator.pools.timed_out(candidate)
 
     def _run_mutants(self) -> None:
         judge = self.judge
+        # Lightest first: a mutant told apart early is told apart on a small input,
+        # cheap to run and quick to shrink.
+        self.lightest = sorted(self.pool, key=lambda found: weight((found.args, found.kwargs)))
         for index, (mutant_id, code) in enumerate(self.mutants):
             left = len(self.mutants) - index
             share = (judge.remaining() - MARGIN_S) * 0.95 / left  # 5% kept for the cross-check
@@ -226,38 +233,41 @@ class Exploration:
     # -- one mutant --------------------------------------------------------------------------
 
     def _explore_mutant(self, mutant_id: str, code: str, own_deadline: float) -> dict[str, Any]:
+        """Sweep the valid inputs, lightest first, until the mutant is told apart; shrink
+        that input; then go on sweeping, within the mutant's share of the time, to note
+        what else tells it apart (for the proposals), and, if it was told apart only by
+        an exception or a timeout so far, to find an input it answers wrongly."""
         runner = Runner(self.judge, code, "mutant")
         try:
             runner.start(min(LOAD_WAIT_S, max(0.1, self.judge.remaining() - MARGIN_S)))
-        except (LoadError, CandidateFailure) as exc:
+        except (LoadError, CandidateFailure):
             runner.discard()
-            return {"outcome": "not_loaded", "tried": 0, "finding": None, "message": str(exc)[:500]}
+            return {"outcome": "not_loaded", "tried": 0, "finding": None}
         tried = 0
-        differing: list[tuple[Input, Answer]] = []
+        finding: Finding | None = None
         try:
-            for found in self.pool:
-                if time.monotonic() > own_deadline and not differing:
-                    self.complete = False  # its share of the time is spent: `same` so far, not for sure
+            for found in self.lightest:
+                if time.monotonic() > own_deadline:
+                    if finding is None:
+                        self.complete = False  # its share of the time is spent: `same` so far, not for sure
                     break
-                verdict = self.compare(runner, mutant_id, found, retry=not differing)
-                if not differing:
+                verdict = self.compare(runner, mutant_id, found, retry=finding is None)
+                if finding is None:
                     tried += 1
-                if verdict.kind == "differs":
-                    differing.append((found, verdict.answer))
-                    # Once told apart, a call that costs a process or a budget ends the sweep:
-                    # the rest only adds to what the proposals kill.
-                    if len(differing) > 1 and verdict.answer.kind in ("timeout", "exited"):
-                        break
+                if verdict.kind != "differs":
+                    continue
+                if finding is None or (_rank(finding.answer) > 0 and _rank(verdict.answer) == 0):
+                    shrunk = self._shrink(runner, mutant_id, Finding(found, verdict.answer, 0))
+                    if finding is None or _rank(shrunk.answer) < _rank(finding.answer):
+                        finding = shrunk
+                elif verdict.answer.kind in ("timeout", "exited"):
+                    break  # once told apart, a call that costs a process or a budget ends the sweep
         except OutOfTime:
             self.complete = False
-        if not differing:
-            runner.discard()
-            return {"outcome": "same", "tried": tried, "finding": None}
-        start = min(differing, key=lambda d: (_rank(d[1]), weight((d[0].args, d[0].kwargs))))
-        try:
-            finding = self._shrink(runner, mutant_id, Finding(*start, 0))
         finally:
             runner.discard()
+        if finding is None:
+            return {"outcome": "same", "tried": tried, "finding": None}
         return {"outcome": "differs", "tried": tried, "finding": finding}
 
     def _shrink(self, runner: Runner, mutant_id: str, finding: Finding) -> Finding:
@@ -267,12 +277,13 @@ class Exploration:
         calls = 0
         seen = {finding.input.key}
         progress = True
+        until = time.monotonic() + SHRINK_S
         try:
-            while progress and calls < SHRINK_CALLS:
+            while progress and calls < SHRINK_CALLS and time.monotonic() < until:
                 progress = False
                 current = weight((finding.input.args, finding.input.kwargs))
                 for args, kwargs in variants(finding.input.args, finding.input.kwargs):
-                    if calls >= SHRINK_CALLS:
+                    if calls >= SHRINK_CALLS or time.monotonic() >= until:
                         break
                     key = key_of(args, kwargs)
                     if key in seen or weight((args, kwargs)) >= current:
@@ -283,7 +294,8 @@ class Exploration:
                     if not isinstance(found, Input):
                         continue
                     calls += 1
-                    verdict = self.compare(runner, mutant_id, found, retry=_rank(finding.answer) == 2)
+                    # A timeout is shrunk to a timeout: each candidate gets the retry's budget at once.
+                    verdict = self.compare(runner, mutant_id, found, patient=_rank(finding.answer) == 2)
                     if verdict.kind == "differs" and _rank(verdict.answer) <= _rank(finding.answer):
                         finding = Finding(found, verdict.answer, finding.steps + 1)
                         progress = True
@@ -337,14 +349,16 @@ class Exploration:
         self.known[key] = result
         return result
 
-    def compare(self, runner: Runner, mutant_id: str, found: Input, *, retry: bool) -> Verdict:
+    def compare(self, runner: Runner, mutant_id: str, found: Input, *, retry: bool = False,
+                patient: bool = False) -> Verdict:  # fmt: skip
         """Run the mutant on a valid input. A call past its budget (10 x the reference's
         time, at least MUTANT_FLOOR_S) is tried again with twice the budget when
-        `retry`, and only a second timeout tells it apart: the first may be the load's."""
-        budget = max(MUTANT_FLOOR_S, 10 * found.seconds)
+        `retry`, and only a second timeout tells it apart: the first may be the load's.
+        `patient` gives the call twice the budget at once."""
+        budget = max(MUTANT_FLOOR_S, 10 * found.seconds) * (2 if patient else 1)
         self.need(budget)
         answer = runner.call(found.args, found.kwargs, budget)
-        if answer.kind == "timeout" and retry:
+        if answer.kind == "timeout" and retry and not patient:
             self.need(2 * budget)
             answer = runner.call(found.args, found.kwargs, 2 * budget)
         self.compared.setdefault(found.key, set()).add(mutant_id)

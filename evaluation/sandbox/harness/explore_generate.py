@@ -29,13 +29,49 @@ DEFAULT_ALPHABET = " ,.-_!019ABZabcxyz"
 _NOTHING = object()  # what an annotation no value can be made for gives
 
 
+def extents(value: Any) -> tuple[int, int, int, bool]:
+    """(largest |int|, longest list, longest string, whether an int is negative)
+    anywhere in a value."""
+    largest = longest = chars = 0
+    negative = False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is int:
+            largest = max(largest, min(abs(item), 10**18))
+            negative = negative or item < 0
+        elif kind is str or kind is bytes:
+            chars = max(chars, len(item))
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            longest = max(longest, len(item))
+            stack.extend(item)
+        elif isinstance(item, dict):
+            longest = max(longest, len(item))
+            stack.extend(item.keys())
+            stack.extend(item.values())
+    return largest, longest, chars, negative
+
+
+def input_extents(inputs: list[tuple[tuple, dict]]) -> tuple[int, int, int, bool]:
+    """extents() over the argument values of inputs (not their args tuples)."""
+    found = [extents(value) for args, kwargs in inputs for value in (*args, *kwargs.values())]
+    return tuple(max((f[i] for f in found), default=0) for i in range(4))  # type: ignore[return-value]
+
+
 class Pools:
-    """Values of each type in the captured inputs, for mutations to draw on."""
+    """Values of each type in the captured inputs, for mutations to draw on, and the
+    sizes mutations keep to: near the tests' own, smaller after the reference timed
+    out on a bigger one (a parameter that is a size, or a loop count)."""
 
     def __init__(self, inputs: list[tuple[tuple, dict]]) -> None:
         self.by_type: dict[type, list[Any]] = {}
         chars: set[str] = set()
-        self.int_bound = 1000
+        self.seen = input_extents(inputs)
+        self.int_bound = max(64, min(4 * self.seen[0], 10**12))
+        self.max_items, self.max_chars = MAX_ITEMS, MAX_CHARS
+        self.boundaries = True
+        self.negatives = True
         for args, kwargs in inputs:
             stack = [*args, *kwargs.values()]
             while stack:
@@ -44,9 +80,7 @@ class Pools:
                 found = self.by_type.setdefault(kind, [])
                 if len(found) < 200 and (kind not in (str, list, dict, tuple) or weight(item)[0] < 60):
                     found.append(item)
-                if kind is int:
-                    self.int_bound = max(self.int_bound, min(4 * abs(item), 10**12))
-                elif kind is str:
+                if kind is str:
                     chars.update(item[:200])
                 elif isinstance(item, (list, tuple, set, frozenset)):
                     stack.extend(list(item)[:50])
@@ -54,6 +88,21 @@ class Pools:
                     stack.extend(list(item.values())[:50])
                     stack.extend(list(item.keys())[:50])
         self.alphabet = "".join(sorted(chars))[:96] or DEFAULT_ALPHABET
+
+    def timed_out(self, candidate: tuple[tuple, dict]) -> None:
+        """The reference ran past its budget on `candidate`: whatever of it is bigger
+        than the tests' own inputs is halved for the inputs to come, and a negative
+        number the tests never pass is not made again."""
+        largest, longest, chars, negative = input_extents([candidate])
+        if negative and not self.seen[3]:  # the tests pass no negative number: a count, say
+            self.negatives = False
+        if largest > self.seen[0]:
+            self.int_bound = min(self.int_bound, max(self.seen[0], largest // 2, 1))
+            self.boundaries = False
+        if longest > self.seen[1]:
+            self.max_items = min(self.max_items, max(self.seen[1], longest // 2, 1))
+        if chars > self.seen[2]:
+            self.max_chars = min(self.max_chars, max(self.seen[2], chars // 2, 1))
 
     def pick(self, rng: Any, kind: type, default: Any) -> Any:
         found = self.by_type.get(kind)
@@ -104,18 +153,17 @@ def mutate(value: Any, rng: Any, pools: Pools, depth: int = 0) -> Any:
 
 
 def _int(value: int, rng: Any, pools: Pools) -> int:
-    roll = rng.random()
-    if roll < 0.03:
+    if pools.boundaries and rng.random() < 0.03:
         return rng.choice(BOUNDARIES)
     options = (
         lambda: value + 1, lambda: value - 1, lambda: value + rng.randint(-10, 10), lambda: 0, lambda: -1,
         lambda: 1, lambda: -value, lambda: value * 2, lambda: value // 2, lambda: rng.randint(-100, 100),
-        lambda: pools.pick(rng, int, value + 2), lambda: 10 ** rng.randint(1, 4), lambda: rng.randint(0, 10),
+        lambda: pools.pick(rng, int, value + 2), lambda: 10 ** rng.randint(1, 3), lambda: rng.randint(0, 10),
     )  # fmt: skip
     result = rng.choice(options)()
     if abs(result) > pools.int_bound:  # the reference is to stay fast: back into the tests' range
         result = rng.randint(-pools.int_bound, pools.int_bound)
-    return result
+    return result if pools.negatives else abs(result)
 
 
 def _float(value: float, rng: Any, pools: Pools) -> float:
@@ -157,7 +205,7 @@ def _str(value: str, rng: Any, pools: Pools) -> str:
         value.upper, value.lower, shuffle, lambda: value[:at] + " " + value[at:],
         lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))),
     )  # fmt: skip
-    return rng.choice(options)()[:MAX_CHARS]
+    return rng.choice(options)()[: pools.max_chars]
 
 
 def _like(items: list[Any], rng: Any, pools: Pools, depth: int) -> Any:
@@ -219,7 +267,7 @@ def _list(value: list[Any], rng: Any, pools: Pools, depth: int) -> list[Any]:
         lambda: _sorted(value, False), lambda: _sorted(value, True), lambda: value[::-1], halve,
         lambda: [_like(value, rng, pools, depth) for _ in range(rng.randint(1, 6))],
     )  # fmt: skip
-    return rng.choice(options)()[:MAX_ITEMS]
+    return rng.choice(options)()[: pools.max_items]
 
 
 def _tuple(value: tuple, rng: Any, pools: Pools, depth: int) -> tuple:
@@ -247,7 +295,7 @@ def _dict(value: dict, rng: Any, pools: Pools, depth: int) -> dict:
         result[key] = mutate(value[key], rng, pools, depth + 1)
     else:
         result = {}
-    return result if len(result) <= MAX_ITEMS else value
+    return result if len(result) <= pools.max_items else value
 
 
 # -- crossover -------------------------------------------------------------------------------

@@ -81,7 +81,8 @@ def _floats(value: float) -> Iterator[float]:
     whole = float(int(value))
     if whole != value:
         yield whole
-        yield round(value, 1)
+        if round(value, 1) != value:
+            yield round(value, 1)
     if abs(value) > 1e-6:
         yield value / 2
 
