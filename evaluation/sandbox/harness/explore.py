@@ -149,10 +149,11 @@ class Exploration:
         source = self.judge.tests.get("precondition") or ""
         if not source:
             return
-        found = dict(self.scope)
         try:
-            exec(compile(source, "<precondition>", "exec"), found)  # noqa: S102 - the curator's code, as tests are
-            self.precondition = found.get("precondition")
+            # In the tests' scope itself (used for nothing else now), so that the proxies in
+            # it follow the reference to each fresh process (Runner.on_spawn).
+            exec(compile(source, "<precondition>", "exec"), self.scope)  # noqa: S102 - the curator's code, as tests are
+            self.precondition = self.scope.get("precondition")
             if not callable(self.precondition):
                 raise TypeError("the precondition defines no precondition(*args, **kwargs)")
         except (Exception, SystemExit) as exc:  # every input is then refused by it, and the data says why
