@@ -43,7 +43,7 @@ def explore(pool, task, reference: str, mutants, *, seed: int = 1, inputs: int =
             precondition: str = "", backend: str = "bwrap", **kw) -> dict:  # fmt: skip
     request = explore_request_for(task, reference=reference, mutants=list(mutants), seed=seed, inputs=inputs,
                                   keep=keep, precondition=precondition, **kw)  # fmt: skip
-    result = engine.run(request, backend=backend, pool=pool)
+    result = engine.run(request, backend=backend, pool=pool, warm=pool is not None)  # no pool: a cold sandbox
     assert result.status == Status.PASSED, (result.status, result.message[-2000:], result.stderr[-2000:])
     data = result.data
     assert data is not None and data["generator"] == "explore-1"
