@@ -67,6 +67,7 @@ class Pools:
     def __init__(self, inputs: list[tuple[tuple, dict]]) -> None:
         self.by_type: dict[type, list[Any]] = {}
         chars: set[str] = set()
+        words: set[str] = set()
         self.seen = input_extents(inputs)
         self.int_bound = max(64, min(4 * self.seen[0], 10**12))
         self.max_items, self.max_chars = MAX_ITEMS, MAX_CHARS
@@ -82,12 +83,14 @@ class Pools:
                     found.append(item)
                 if kind is str:
                     chars.update(item[:200])
+                    words.update(item[:400].split())
                 elif isinstance(item, (list, tuple, set, frozenset)):
                     stack.extend(list(item)[:50])
                 elif isinstance(item, dict):
                     stack.extend(list(item.values())[:50])
                     stack.extend(list(item.keys())[:50])
         self.alphabet = "".join(sorted(chars))[:96] or DEFAULT_ALPHABET
+        self.words = sorted(words)[:200]  # sorted: a set's order follows the hash seed
 
     def timed_out(self, candidate: tuple[tuple, dict]) -> None:
         """The reference ran past its budget on `candidate`: whatever of it is bigger
@@ -178,7 +181,24 @@ def _float(value: float, rng: Any, pools: Pools) -> float:
     return result if abs(result) < 1e12 else 0.0
 
 
+def _words(value: str, rng: Any, pools: Pools) -> str:
+    """A sentence changed a word at a time: a string of words ("three one five") is
+    mostly valid only as words, which a change of one character breaks."""
+    words = value.split()
+    n = len(words)
+    pick = (lambda: rng.choice(pools.words)) if pools.words else (lambda: rng.choice(words))
+    i = rng.randrange(n)
+    options = (
+        lambda: [*words[:i], pick(), *words[i:]], lambda: words[:i] + words[i + 1 :],
+        lambda: [*words[:i], pick(), *words[i + 1 :]], lambda: [*words[:i], words[i], *words[i:]],
+        lambda: rng.sample(words, n), lambda: words[::-1], lambda: [pick() for _ in range(rng.randint(1, 6))],
+    )  # fmt: skip
+    return " ".join(rng.choice(options)())
+
+
 def _str(value: str, rng: Any, pools: Pools) -> str:
+    if value.strip() and (" " in value.strip() or value in pools.words) and rng.random() < 0.5:
+        return _words(value, rng, pools)[: pools.max_chars]
     alphabet = pools.alphabet
     at = rng.randint(0, len(value))
 
