@@ -169,6 +169,23 @@ def test_a_reference_that_hangs_on_some_inputs_costs_only_those_inputs(bwrap_poo
     assert all(read(p["args"])[0] <= 500 for p in data["proposals"])
 
 
+@needs_bwrap
+def test_near_its_deadline_a_run_stops_and_reports_what_it_has_as_incomplete(bwrap_pool):
+    reference = "import time\n\ndef slow(n):\n    time.sleep(0.02)\n    return n\n"
+    task = version("assertions", "slow", ["assert slow(1) == 1", "assert slow(5) == 5"])
+    mutants = [
+        ("same", "import time\n\ndef slow(n):\n    time.sleep(0.02)\n    return abs(n) * (1 if n >= 0 else -1)\n")
+    ]
+    request = explore_request_for(task, reference=reference, mutants=mutants, seed=1, inputs=500, keep=5, wall_s=6)
+    result = engine.run(request, backend="bwrap", pool=bwrap_pool)
+
+    assert result.status == Status.PASSED and result.wall_s < 6
+    data = result.data
+    assert data["complete"] is False and 0 < data["generated"] < 500
+    # Generation stopped with half the time left, for the mutants: this one met every valid input.
+    assert data["mutants"]["same"] == {"outcome": "same", "tried": data["valid"] + 2, "counterexample": None}
+
+
 # -- mutants that misbehave ------------------------------------------------------------------
 
 
