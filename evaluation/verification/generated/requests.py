@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from evaluation.sandbox.run_requests import explore_request_for
 from evaluation.sandbox.types import RunRequest
 
 # One run generates and judges every input of a task: more time than one solution's run,
@@ -21,8 +22,6 @@ def input_seed(seed: int, version_hash: str) -> int:
 def explore_request(execution: Any) -> RunRequest:
     """The reference against its version's tests and every mutant of the same
     verification, on inputs made under the verification's configuration."""
-    from evaluation.sandbox.run_requests import explore_request_for
-
     verification = execution.verification
     version = verification.version
     config = verification.config or {}
