@@ -27,6 +27,10 @@ LARGEST = (
     "def largest(xs):\n    best = xs[0]\n    for x in xs:\n        if x > best:\n            best = x\n"
     "    return best\n"
 )
+# Clamped to 0..10, tested only inside the range: mutants of either bound survive the
+# tests, and generated inputs at and past the edges tell them apart.
+CLAMP = "def clamp(x):\n    return min(max(x, 0), 10)\n"
+CLAMP_TESTS = ["assert clamp(5) == 5", "assert clamp(3) == 3"]
 WEAK_TESTS = ["assert largest([1, 2, 3]) == 3", "assert largest([5]) == 5"]
 
 
@@ -39,9 +43,9 @@ def submitted(curator, slug: str, **content) -> Task:
 
 def test_a_survivor_the_tests_miss_is_proven_with_a_small_counterexample_and_its_test_kills_it(curator):
     task = submitted(
-        curator, "largest", entry_point="largest", starter_code="def largest(xs):\n    ...\n",
-        visible_tests=WEAK_TESTS[:1], hidden_tests=WEAK_TESTS,
-        solutions=[{"role": "reference", "label": "ref", "code": LARGEST}],
+        curator, "clamp", entry_point="clamp", starter_code="def clamp(x):\n    ...\n",
+        visible_tests=CLAMP_TESTS[:1], hidden_tests=CLAMP_TESTS,
+        solutions=[{"role": "reference", "label": "ref", "code": CLAMP}],
     )  # fmt: skip
     verification = verification_run_inline(version=task.latest_version, config=CONFIG)
     generated = verification.summary["generated"]
@@ -58,7 +62,7 @@ def test_a_survivor_the_tests_miss_is_proven_with_a_small_counterexample_and_its
 
     result = proposed_tests_accept(actor=curator, proposals=proposals, submit=False)
     (version,) = result.versions
-    assert version.number == 2 and len(version.hidden_tests) == len(WEAK_TESTS) + len(proposals)
+    assert version.number == 2 and len(version.hidden_tests) == len(CLAMP_TESTS) + len(proposals)
     assert [g["reason"] for g in version.generated_tests] == ["counterexample"] * len(proposals)
     assert all(g["from_version"] == task.latest_version.content_hash for g in version.generated_tests)
     assert set(ProposedTest.objects.filter(pk__in=[p.pk for p in proposals]).values_list("state", flat=True)) == {
