@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run train-demo test lint format bench bench-sandbox bench-agreement bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load bench-sessions sandbox-image
+.PHONY: run train-demo test lint format bench bench-sandbox bench-agreement bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load bench-sessions bench-synthesis bench-explore sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -25,6 +25,9 @@ bench-sandbox:  ## the sandbox benchmark alone (warm, cold, Docker, HumanEval th
 bench-agreement:  ## references a plain process accepts and the judge rejects (HumanEval, catalogue, boundary tasks), probes held out
 	@.venv/bin/python bench/reference_agreement.py
 
+bench-explore:  ## one explore run (30 mutants, 200 inputs) beside the verdict runs of its mutants, on HumanEval
+	@.venv/bin/python bench/explore.py
+
 bench-verify:  ## the verification benchmark alone (all of HumanEval through the pipeline vs the raw engine)
 	@.venv/bin/python bench/verify.py
 
@@ -45,6 +48,9 @@ bench-trainer:  ## share of a training step spent waiting for rewards, concurren
 
 bench-sessions:  ## agent sessions: a step against docker exec_run, create and fork, step kinds, sessions per core
 	@.venv/bin/python bench/sessions.py
+
+bench-synthesis:  ## generated inputs on all of HumanEval: survivors proven or probably equivalent, weak and hackable tasks before and after the proposed tests
+	@.venv/bin/python bench/synthesis.py
 
 bench-load:  ## the platform under load: 16 reward clients over HTTP (lost/errors/latency), then 500 verifications on 2 workers
 	@.venv/bin/python bench/load.py $(BENCH_LOAD_ARGS)

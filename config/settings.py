@@ -282,6 +282,12 @@ VERIFICATION = {
     "MUTANTS": env_int("VERIFY_MUTANTS", 30),  # mutants of the reference, at most
     "MUTATION_SEED": 0,
     "PROBES": env_bool("VERIFY_PROBES", True),  # run the reward-hacking probes
+    # Inputs generated from the tests' arguments per task (0: none), in one sandbox run that
+    # also judges each mutant on them; hidden tests offered to an all-visible suite
+    # (docs/generated-tests.md).
+    "INPUTS": env_int("VERIFY_INPUTS", 200),
+    "INPUT_SEED": 0,
+    "PROPOSALS": env_int("VERIFY_PROPOSALS", 10),
     "THRESHOLDS": {"WEAK_TESTS_BELOW": 0.8, "SLOW_HEADROOM_BELOW": 2.0, "MIN_TESTS": 3},
     # An execution "running" this long past its time limit lost its worker: another may claim it.
     "STALE_AFTER_S": env_int("VERIFY_STALE_AFTER_S", 120),

@@ -11,9 +11,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Verification"
 
     def ready(self) -> None:
-        from tasks_app.signals import version_submitted
+        from tasks_app.signals import review_rows_shown, version_submitted
 
         version_submitted.connect(_verify_on_submit, dispatch_uid="evaluation.verify_on_submit")
+        review_rows_shown.connect(_review_figures, dispatch_uid="evaluation.review_figures")
 
 
 def _verify_on_submit(sender: Any, *, version_id: int, actor_id: int | None = None, **_: Any) -> None:
@@ -30,3 +31,10 @@ def _verify_on_submit(sender: Any, *, version_id: int, actor_id: int | None = No
     from evaluation.tasks import enqueue_verification
 
     enqueue_verification(version_id, requested_by_id=actor_id)
+
+
+def _review_figures(sender: Any, *, tasks: Any, **_: Any) -> dict[int, dict[str, Any]]:
+    """Each review-queue row's proven weak survivors and proposed tests (two queries a page)."""
+    from evaluation.verification.generated.selectors import review_figures
+
+    return {pk: {"generated": figures} for pk, figures in review_figures(list(tasks)).items()}

@@ -8,7 +8,9 @@ from django.db.models import Q
 
 from tasks_app.models import Task, TaskVersion
 
-ROLES = ("reference", "adversarial", "mutant", "probe")
+# `explore`: one run per verification that generates inputs from the tests' arguments and
+# judges every mutant on them next to the reference (evaluation/verification/generated/).
+ROLES = ("reference", "adversarial", "mutant", "probe", "explore")
 EXECUTION_STATUSES = (
     "pending", "running", "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded",
     "sandbox_error",
@@ -125,6 +127,58 @@ class MutantEquivalence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task.slug}: mutant {self.mutant_digest[:12]} equivalent"
+
+
+class ProposedTestReason(models.TextChoices):
+    COUNTEREXAMPLE = "counterexample", "Counterexample to a surviving mutant"
+    HIDDEN_FOR_VISIBLE = "hidden_for_visible", "Hidden test for an all-visible suite"
+
+
+class ProposedTestState(models.TextChoices):
+    PROPOSED = "proposed", "Proposed"
+    ACCEPTED = "accepted", "Accepted"
+    DISMISSED = "dismissed", "Dismissed"
+
+
+class ProposedTest(models.Model):
+    """A hidden test a verification proposes from a generated input: the input, the
+    reference's answer, and, for a counterexample, the surviving mutant it tells apart
+    and what that mutant answered. Accepting it makes a new version of the task with the
+    test added to its hidden tests (evaluation/verification/generated/proposals.py)."""
+
+    verification = models.ForeignKey(Verification, on_delete=models.CASCADE, related_name="proposed_tests")
+    version = models.ForeignKey(TaskVersion, on_delete=models.CASCADE, related_name="proposed_tests")
+    reason = models.CharField(max_length=24, choices=ProposedTestReason.choices)
+    mutant_digest = models.CharField(max_length=64, blank=True)
+    mutant_description = models.CharField(max_length=300, blank=True)
+    # Python literal sources, as the sandbox wrote them (checked with ast.literal_eval there and here).
+    args = models.TextField()
+    kwargs = models.TextField(default="{}")
+    expected = models.TextField()
+    got = models.TextField(blank=True)  # the mutant's answer, or "raised ...", or "timed out"
+    test = models.JSONField()  # the hidden test as the version's suite kind stores one
+    digest = models.CharField(max_length=64)  # of the test: the same test is proposed once a verification
+    generator = models.CharField(max_length=32)
+    seed = models.BigIntegerField()
+    state = models.CharField(max_length=16, choices=ProposedTestState.choices, default=ProposedTestState.PROPOSED)
+    accepted_in = models.ForeignKey(
+        TaskVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="accepted_proposals"
+    )
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["verification_id", "reason", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["verification", "digest"], name="proposedtest_unique_test"),
+            models.CheckConstraint(condition=Q(reason__in=ProposedTestReason.values), name="proposedtest_known_reason"),
+            models.CheckConstraint(condition=Q(state__in=ProposedTestState.values), name="proposedtest_known_state"),
+        ]
+        indexes = [models.Index(fields=["version", "state"])]
+
+    def __str__(self) -> str:
+        return f"{self.reason} test for {self.version} [{self.state}]"
 
 
 # -- rollouts and difficulty ---------------------------------------------------------------

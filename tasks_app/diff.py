@@ -88,6 +88,15 @@ def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
             f"wall time: {content.time_limit_s:g} s\nmemory: {content.memory_limit_mb} MB",
         ),
     }
+    if content.precondition:
+        sections["precondition"] = ("Precondition on generated inputs", content.precondition)
+    if content.generated_tests:
+        sections["generated_tests"] = ("Generated hidden tests", "\n".join(
+            f"hidden test {g['hidden_index'] + 1}: {g['reason']}, {g['generator']} seed {g['seed']}"
+            + (f", kills mutant {g['mutant'][:12]}" if g.get("mutant") else "")
+            + (f", proposed by {g['from_version'][:12]}" if g.get("from_version") else "")
+            for g in content.generated_tests
+        ))  # fmt: skip
     for s in content.sorted_solutions():
         body = s.code + (f"\n# note: {s.note}" if s.note else "")
         sections[f"solution:{s.label}"] = (f"Solution {s.label} ({s.role})", body)

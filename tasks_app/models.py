@@ -85,6 +85,10 @@ class TaskVersion(models.Model):
     # {path: {sha256, size, executable}}, setup commands, fail_to_pass, pass_to_pass,
     # hidden test files, protected paths. The files' bytes are Blob rows.
     repository = models.JSONField(null=True, blank=True)
+    # Call suite kinds: the curator's precondition over generated inputs, and which hidden
+    # tests were generated (VersionContent.generated_tests). In the hash only when set.
+    precondition = models.TextField(blank=True, default="")
+    generated_tests = models.JSONField(default=list, blank=True)
     changelog = models.TextField(blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="authored_versions")
     # DO_NOTHING: versions are never updated (a trigger refuses it), so deleting a

@@ -55,6 +55,7 @@ def _url(route: str, world: dict[str, Any]) -> str:
         "<str:build_id>": "00000000-0000-0000-0000-000000000000",
         "<path:path>": "README.md",
         "<str:session_id>": "0" * 32,
+        "<str:content_hash>": world["task"].latest_version.content_hash,
     }
     url = "/" + route
     if url.startswith("/api/v1/pools/<slug:slug>"):

@@ -57,9 +57,12 @@ _COLUMNS = (
     "version__visible_tests",
     "version__time_limit_s",
     "version__memory_limit_mb",
+    # Which hidden tests were generated, and how (index, generator, seed, reason, mutant,
+    # proposing version): metadata only, so it goes out whether or not the tests do.
+    "version__generated_tests",
 )
 _HIDDEN = "version__hidden_tests"
-_JSON_COLUMNS = frozenset({"tags", "version__visible_tests", _HIDDEN})
+_JSON_COLUMNS = frozenset({"tags", "version__visible_tests", "version__generated_tests", _HIDDEN})
 
 # One encoder for the whole module: json.dumps with a non-default option builds a
 # new encoder on every call, which is a measurable share of a row's cost.
@@ -92,12 +95,14 @@ def member_rows(
 
 def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str, Any]]:
     """The snapshot's records in its order. `tests` always holds the setup and the
-    visible tests; `hidden` only when `with_hidden_tests` (the export:tests scope)."""
+    visible tests; `hidden` only when `with_hidden_tests` (the export:tests scope).
+    `generated_tests` always: which hidden tests were generated names them by index
+    and gives away no test."""
     digest = snapshot.hash
     width = len(_COLUMNS)
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
-         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb) = row[:width]  # fmt: skip
+         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated) = row[:width]  # fmt: skip
         tests = {"setup": setup, "visible": _cases(suite_kind, visible)}
         if with_hidden_tests:
             tests["hidden"] = _cases(suite_kind, row[width])
@@ -119,6 +124,7 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "tags": tags,
             "limits": {"time_limit_s": float(time_limit_s), "memory_limit_mb": int(memory_limit_mb)},
             "tests": tests,
+            "generated_tests": generated,
         }
 
 
@@ -157,7 +163,7 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
     width = len(_COLUMNS)
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests, json_as_text=True):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
-         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb) = row[:width]  # fmt: skip
+         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated) = row[:width]  # fmt: skip
         user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code))
         hidden = f', "hidden": {_cases_text(suite_kind, row[width])}' if with_hidden_tests else ""
         visible = _cases_text(suite_kind, visible)
@@ -169,7 +175,8 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
             f'"difficulty": {_number(difficulty)}, "difficulty_source": {_text(difficulty_source)}, '
             f'"band": {_text(band)}, "reward_noise": {_number(reward_noise)}, "tags": {tags}, '
             f'"limits": {{"time_limit_s": {_number(float(time_limit_s))}, "memory_limit_mb": {int(memory_limit_mb)}}}, '
-            f'"tests": {{"setup": {encode_basestring(setup)}, "visible": {visible}{hidden}}}}}'
+            f'"tests": {{"setup": {encode_basestring(setup)}, "visible": {visible}{hidden}}}, '
+            f'"generated_tests": {generated}}}'
         )
 
 
@@ -232,6 +239,11 @@ def parquet_schema() -> pa.Schema:
         pa.field("tests", pa.struct([pa.field("setup", text, nullable=False),
                                      pa.field("visible", pa.list_(text), nullable=False),
                                      pa.field("hidden", pa.list_(text))]), nullable=False),
+        pa.field("generated_tests", pa.list_(pa.struct([
+            pa.field("hidden_index", pa.int64(), nullable=False), pa.field("generator", text, nullable=False),
+            pa.field("seed", pa.int64(), nullable=False), pa.field("reason", text, nullable=False),
+            pa.field("mutant", text, nullable=False), pa.field("from_version", text, nullable=False),
+        ])), nullable=False),
     ])  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from django.db.models import F, QuerySet
 
 from evaluation.difficulty.selectors import difficulty_table
 from evaluation.models import Execution, Flag, TaskFlag, Verification
+from evaluation.verification.generated.selectors import ROW_FIGURES, proposal_counts, row_figures
 from tasks_app.models import State, Task
 
 FUNNEL = [State.DRAFT, State.SUBMITTED, State.VERIFIED, State.FLAGGED, State.APPROVED, State.REJECTED, State.RETIRED]
@@ -58,29 +59,35 @@ class Data:
 
 
 def _latest_summaries(filters: Filters) -> pd.DataFrame:
-    """One row per task: the summary of its latest version's newest finished verification."""
+    """One row per task: the summary of its latest version's newest finished verification,
+    with what its generated inputs proved (ROW_FIGURES; null where none were generated)."""
     rows = (
         Verification.objects.filter(version__task__in=filters.tasks(), summary__isnull=False)
         .exclude(version__task__latest_version=None)
         .filter(version_id=F("version__task__latest_version_id"))
         .order_by("version__task__slug", "-created_at")
-        .values("version__task__slug", "summary", "created_at")
+        .values("pk", "version__task__slug", "summary", "created_at")
     )
-    seen, out = set(), []
+    seen, latest = set(), []
     for row in rows:
         slug = row["version__task__slug"]
         if slug in seen:
             continue
         seen.add(slug)
+        latest.append(row)
+    counts = proposal_counts(row["pk"] for row in latest)
+    out = []
+    for row in latest:
         summary = row["summary"] or {}
         out.append(
             {
-                "task": slug,
+                "task": row["version__task__slug"],
                 "mutation_score": (summary.get("mutation_score") or {}).get("value"),
                 "reward_noise": (summary.get("reward_noise") or {}).get("value"),
+                **row_figures(summary, counts.get(row["pk"])),
             }
         )
-    return pd.DataFrame(out, columns=["task", "mutation_score", "reward_noise"])
+    return pd.DataFrame(out, columns=["task", "mutation_score", "reward_noise", *ROW_FIGURES])
 
 
 def difficulty(data: Data) -> pd.DataFrame:
@@ -100,7 +107,9 @@ def noise_vs_difficulty(data: Data) -> pd.DataFrame:
 
 
 def mutation_scores(data: Data) -> pd.DataFrame:
-    return data.summaries[["task", "mutation_score"]].dropna().reset_index(drop=True)
+    """Each task's mutation score; the download carries what its generated inputs proved too."""
+    frame = data.summaries[["task", "mutation_score", *ROW_FIGURES]]
+    return frame.dropna(subset=["mutation_score"]).reset_index(drop=True)
 
 
 def flags_by_kind(data: Data) -> pd.DataFrame:

@@ -288,6 +288,7 @@ def _from_record(request: RunRequest, attempt: _Attempt, backend: str) -> RunRes
         seed=request.seed,
         repeat=request.repeat,
         setup_error=str(record.get("setup_error") or ""),
+        data=record.get("data") if isinstance(record.get("data"), dict) else None,
     )
 
 

@@ -119,6 +119,9 @@ class RunResult:
     # The suite's setup raised (its traceback, from the judge): every test failed with it.
     # With a reference solution this means the task is broken (verification's BROKEN_SETUP).
     setup_error: str = ""
+    # What an exploration found (the explore kind, evaluation/sandbox/harness/explore.py):
+    # counts, each mutant's outcome and counterexample, proposed tests. None for other kinds.
+    data: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:

@@ -14,6 +14,22 @@ urlpatterns = [
     path("t/<slug:slug>/versions/<int:number>/verification/", views.report, name="report"),
     path("t/<slug:slug>/versions/<int:number>/verification/progress/", views.progress, name="progress"),
     path("t/<slug:slug>/versions/<int:number>/verification/run/", views.rerun, name="rerun"),
+    path(
+        "t/<slug:slug>/versions/<int:number>/verification/proposals/accept/",
+        views.proposals_accept_all,
+        name="proposals-accept",
+    ),
+    path(
+        "t/<slug:slug>/versions/<int:number>/verification/proposals/<int:proposal_id>/accept/",
+        views.proposal_accept,
+        name="proposal-accept",
+    ),
+    path(
+        "t/<slug:slug>/versions/<int:number>/verification/proposals/<int:proposal_id>/dismiss/",
+        views.proposal_dismiss,
+        name="proposal-dismiss",
+    ),
+    path("review/accept-proposed/", views.bulk_accept_proposed, name="bulk-accept-proposed"),
     path("t/<slug:slug>/mutants/<str:digest>/equivalent/", views.mark_equivalent, name="mark-equivalent"),
     path("sessions/<str:session_id>/", sessions.detail, name="session"),
 ]

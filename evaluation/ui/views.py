@@ -1,5 +1,7 @@
-"""The verification report of a version, its live progress, re-verify, and marking a
-surviving mutant equivalent. Thin: selectors and services do the work."""
+"""The verification report of a version, its live progress, re-verify, marking a
+surviving mutant equivalent, and accepting or dismissing the tests its generated
+inputs proposed (one, all, or for tasks selected in the review queue). Thin:
+selectors and services do the work."""
 
 from __future__ import annotations
 
@@ -16,11 +18,16 @@ from evaluation.verification.curator_actions import (
     verification_request,
     verifications_request_many,
 )
+from evaluation.verification.generated import decisions
+from evaluation.verification.generated.proposals import AcceptResult
+from evaluation.verification.generated.selectors import pending_proposals
 from tasks_app import selectors as task_selectors
+from tasks_app.errors import ValidationFailed
+from tasks_app.models import Task
 from tasks_app.selectors import TaskFilters
 from tasks_app.ui.views.common import authoring_role_required, domain_errors
 
-ROLES = ("reference", "adversarial", "mutant", "probe")
+ROLES = ("reference", "adversarial", "mutant", "probe", "explore")
 
 
 def _version(slug: str, number: int) -> tuple:
@@ -103,3 +110,76 @@ def bulk_verify(request: HttpRequest) -> HttpResponse:
     return redirect(
         reverse("ui:task-list") + (f"?{request.POST.get('filters')}" if request.POST.get("filters") else "")
     )
+
+
+def _accepted(request: HttpRequest, result: AcceptResult, *, slug: str, number: int) -> HttpResponse:
+    """To the new version when one was made; else back to the report, saying why not
+    (a proposal made for an older version, one decided meanwhile)."""
+    if result.versions:
+        made = result.versions[0]
+        count = result.accepted
+        messages.success(request, f"Added {count} generated hidden test{'s' if count != 1 else ''} to {slug}: "
+                                  f"v{made.number}, submitted for verification.")  # fmt: skip
+        return redirect("ui:version-detail", slug=slug, number=made.number)
+    reason = result.skipped[0]["reason"] if result.skipped else "nothing was accepted."
+    messages.error(request, f"Nothing was added: {reason}")
+    return redirect("verification:report", slug=slug, number=number)
+
+
+@login_required
+@require_POST
+@domain_errors
+@authoring_role_required
+def proposal_accept(request: HttpRequest, slug: str, number: int, proposal_id: int) -> HttpResponse:
+    """One click: this proposed test becomes a hidden test of a new version."""
+    _, version = _version(slug, number)
+    result = decisions.version_proposals_accept(actor=request.user, version=version, ids=[proposal_id])
+    return _accepted(request, result, slug=slug, number=number)
+
+
+@login_required
+@require_POST
+@domain_errors
+@authoring_role_required
+def proposals_accept_all(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """Every test the report's verification still proposes, in one new version."""
+    _, version = _version(slug, number)
+    result = decisions.version_proposals_accept(actor=request.user, version=version)
+    return _accepted(request, result, slug=slug, number=number)
+
+
+@login_required
+@require_POST
+@domain_errors
+@authoring_role_required
+def proposal_dismiss(request: HttpRequest, slug: str, number: int, proposal_id: int) -> HttpResponse:
+    _, version = _version(slug, number)
+    dismissed = decisions.version_proposals_dismiss(actor=request.user, version=version, ids=[proposal_id])
+    if dismissed:
+        messages.success(request, "Dismissed: the test is no longer proposed.")
+    else:
+        messages.warning(request, "That test was already accepted or dismissed.")
+    return redirect("verification:report", slug=slug, number=number)
+
+
+@login_required
+@require_POST
+@domain_errors
+@authoring_role_required
+def bulk_accept_proposed(request: HttpRequest) -> HttpResponse:
+    """The review queue's "Accept proposed tests" for the ticked tasks: first a
+    confirmation with each task's count, then (confirm=1) accept, and say per task
+    what happened."""
+    slugs = request.POST.getlist("task")
+    if request.POST.get("confirm") != "1":
+        tasks = list(Task.objects.filter(slug__in=slugs).select_related("latest_version").order_by("slug"))
+        if not tasks:
+            raise ValidationFailed("Tick at least one task of the review queue.", details={"task": ["Select a task."]})
+        pending = pending_proposals(tasks)
+        rows = [{"task": task, "proposed": len(pending.get(task.pk, []))} for task in tasks]
+        return render(request, "evaluation/accept_proposed_confirm.html",
+                      {"rows": rows, "total": sum(r["proposed"] for r in rows)})  # fmt: skip
+    outcomes = decisions.proposed_tests_accept_for_tasks(actor=request.user, slugs=slugs)
+    for outcome in outcomes:
+        (messages.success if outcome.version is not None else messages.warning)(request, outcome.sentence())
+    return redirect("ui:review-queue")

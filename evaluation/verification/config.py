@@ -45,6 +45,11 @@ class VerifyConfig:
     mutation_seed: int = 0
     probes: bool = True
     backend: str = ""
+    # Input generation (generated/): candidate inputs a task, its seed, and how many hidden
+    # tests an all-visible suite is offered. 0 inputs: no generation.
+    inputs: int = 200
+    input_seed: int = 0
+    proposals: int = 10
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> VerifyConfig:
@@ -54,6 +59,9 @@ class VerifyConfig:
             "mutants": int(configured.get("MUTANTS", 30)),
             "mutation_seed": int(configured.get("MUTATION_SEED", 0)),
             "probes": bool(configured.get("PROBES", True)),
+            "inputs": int(configured.get("INPUTS", 200)),
+            "input_seed": int(configured.get("INPUT_SEED", 0)),
+            "proposals": int(configured.get("PROPOSALS", 10)),
             "backend": os.environ.get("SANDBOX_BACKEND", "bwrap"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -66,6 +74,10 @@ class VerifyConfig:
             raise ValueError(f"repeats must be between 1 and 50, not {self.repeats}")
         if not 0 <= self.mutants <= 500:
             raise ValueError(f"mutants must be between 0 and 500, not {self.mutants}")
+        if not 0 <= self.inputs <= 5000:
+            raise ValueError(f"inputs must be between 0 and 5000, not {self.inputs}")
+        if not 0 <= self.proposals <= 100:
+            raise ValueError(f"proposals must be between 0 and 100, not {self.proposals}")
         if self.backend not in ("bwrap", "docker"):
             raise ValueError(f"backend must be bwrap or docker, not {self.backend!r}")
 
@@ -75,6 +87,7 @@ class VerifyConfig:
             "harness": harness_version(),
             "mutation_engine": _source_version("mutants"),
             "probe_library": _source_version("probes"),
+            "input_generation": _source_version("generated"),
         }
 
     def hash(self) -> str:

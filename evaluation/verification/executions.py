@@ -23,7 +23,8 @@ from evaluation.sandbox.errors import PoolBusy, SandboxUnavailable
 from evaluation.sandbox.run_requests import run_request_for
 from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, Status
 from evaluation.sandbox.worker_names import worker_name
-from evaluation.verification import execution_rows, probes
+from evaluation.verification import execution_rows, generated, probes
+from evaluation.verification.generated.requests import explore_request
 from evaluation.verification.repository import execution_time_limit_s, is_repository
 from evaluation.verification.repository.runs import repository_run
 from tasks_app.models import TaskVersion
@@ -98,7 +99,10 @@ def execution_run(
 
 def _program_outcome(execution: Execution, context: RunContext | None, backend: str | None) -> dict[str, Any]:
     """A program's run on the sandbox engine: its request built from the version."""
-    request = execution_request(execution, context=context)
+    if execution.role == generated.ROLE:
+        request = explore_request(execution)
+    else:
+        request = execution_request(execution, context=context)
     config = execution.verification.config or {}
     try:
         result = engine.run(request, backend=backend or config.get("backend") or None)

@@ -15,9 +15,11 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from evaluation.models import Flag, MutantEquivalence, Verification, VerificationState
-from evaluation.verification import figures
+from evaluation.verification import figures, generated
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.flags import flags_for
+from evaluation.verification.generated.judgement import survivors_judged
+from evaluation.verification.generated.proposals import proposals_record
 from evaluation.verification.repository import verdict_timeout_s
 from tasks_app.models import State, TaskVersion
 from tasks_app.services import task_transition
@@ -36,10 +38,20 @@ def outcomes_of(verification: Verification) -> list[figures.Outcome]:
             wall_s=wall_s or 0.0,
             equivalent=role == "mutant" and subject in equivalent,
         )
-        for role, subject, repeat, status, wall_s in verification.executions.values_list(
+        for role, subject, repeat, status, wall_s in verification.executions.exclude(role=generated.ROLE).values_list(
             "role", "subject", "repeat", "status", "wall_s"
         )
     ]
+
+
+def generated_of(verification: Verification, summary: dict[str, Any]) -> tuple[dict[str, Any], dict | None]:
+    """The survivors judged on generated inputs (judgement.py), and the run's data."""
+    row = verification.executions.filter(role=generated.ROLE).values_list("status", "result").first()
+    status, result = row if row else ("", None)
+    data = result.get("data") if isinstance(result, dict) else None
+    judged = survivors_judged(status=status, data=data, survivors=list(summary.get("surviving_mutants") or []),
+                              mutation_score=summary.get("mutation_score"))  # fmt: skip
+    return judged, data
 
 
 def broken_setup(verification: Verification) -> dict[str, Any] | None:
@@ -79,6 +91,7 @@ def verification_finish(*, verification_id: int) -> Verification:
     # A repository task's runs are held to the verdict's timeout (its time limit is not theirs).
     summary = figures.summarise(outcomes_of(verification), time_limit_s=verdict_timeout_s(version))
     summary["broken_setup"] = broken_setup(verification)
+    summary["generated"], explored = generated_of(verification, summary)
     found = flags_for(summary, version=version)
     verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"
     with transaction.atomic():
@@ -104,6 +117,7 @@ def verification_finish(*, verification_id: int) -> Verification:
             )
             for f in found
         )
+        proposals_record(verification=verification, generated=summary["generated"], data=explored)
         _decide(version, verdict)
     verification.refresh_from_db()
     return verification

@@ -76,6 +76,53 @@ def count_checks(version: Any) -> int:
     return total
 
 
+def _weak_tests(summary: dict[str, Any], below: float) -> FoundFlag | None:
+    """WEAK_TESTS follows the proof where inputs were generated: a surviving mutant that
+    answers a valid input differently from the reference is a wrong program the tests
+    pass, whatever the score. Without such a proof the score decides, counted without
+    the survivors never told apart on the generated inputs (probably equivalent); where
+    no inputs were generated, over every mutant not marked equivalent, as before."""
+    score = _value(summary.get("mutation_score"))
+    killed, counted = _count(summary.get("mutation_score"))
+    survivors = summary.get("surviving_mutants") or []
+    generated = summary.get("generated") or {}
+    judged = generated.get("status") in ("done", "incomplete")
+    proven = generated.get("proven_non_equivalent") or [] if judged else []
+    probable = generated.get("probably_equivalent") or [] if judged else []
+    details = {"score": score, "surviving": len(survivors), "proven_non_equivalent": len(proven),
+               "probably_equivalent": len(probable), "unjudged": len(generated.get("unjudged") or []) if judged
+               else len(survivors)}  # fmt: skip
+    if proven:
+        first = proven[0]
+        did = "timed out" if first.get("timed_out") else (
+            f"raised {first['raised']}" if first.get("raised") else f"returned {str(first.get('got'))[:120]}"
+        )  # fmt: skip
+        return FoundFlag(
+            "WEAK_TESTS",
+            "error",
+            f"{len(proven)} surviving mutant(s) of the reference are proven wrong: on generated inputs they answer "
+            f"differently from the reference, yet pass every test. For example, on arguments "
+            f"{str(first.get('args'))[:160]} the reference returns {str(first.get('expected'))[:120]} and mutant "
+            f"{first['mutant'][:12]} {did}. Accept the proposed counterexample tests to close the gap.",
+            details,
+        )
+    if judged:
+        score = _value(generated.get("mutation_score_nonequivalent"))
+        killed, counted = _count(generated.get("mutation_score_nonequivalent"))
+        details["score_nonequivalent"] = score
+    if score is None or score >= below:
+        return None
+    return FoundFlag(
+        "WEAK_TESTS",
+        "error",
+        f"The tests kill only {killed} of {counted} mutants of the reference ({score:.0%}, below {below:.0%})"
+        + (f", not counting {len(probable)} never told apart on {generated.get('inputs', {}).get('valid', 0)} "
+           "generated inputs" if probable else "")
+        + ": small bugs go unnoticed. Read the surviving mutants and add tests, or mark one equivalent.",
+        details,
+    )  # fmt: skip
+
+
 def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
     """The flags a version's summary (metrics.summarise) raises."""
     limits = thresholds()
@@ -137,20 +184,9 @@ def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
                 {"probes": hacks},
             )
         )
-    score = _value(summary.get("mutation_score"))
-    killed, counted = _count(summary.get("mutation_score"))
-    if score is not None and score < limits["WEAK_TESTS_BELOW"]:
-        survivors = summary.get("surviving_mutants") or []
-        found.append(
-            FoundFlag(
-                "WEAK_TESTS",
-                "error",
-                f"The tests kill only {killed} of {counted} mutants of the reference ({score:.0%}, "
-                f"below {limits['WEAK_TESTS_BELOW']:.0%}): small bugs go unnoticed. Read the surviving "
-                "mutants and add tests, or mark one equivalent.",
-                {"score": score, "surviving": len(survivors)},
-            )
-        )
+    weak = _weak_tests(summary, limits["WEAK_TESTS_BELOW"])
+    if weak is not None:
+        found.append(weak)
     runtime = summary.get("runtime") or {}
     headroom = runtime.get("headroom")
     if headroom is not None and headroom < limits["SLOW_HEADROOM_BELOW"]:

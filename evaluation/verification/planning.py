@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.sandbox.types import FINAL
-from evaluation.verification import mutants, probes
+from evaluation.verification import generated, mutants, probes
 from evaluation.verification.config import VerifyConfig, code_digest, execution_key
 from evaluation.verification.repository import execution_time_limit_s, is_repository
 from evaluation.verification.repository.planning import repository_items
@@ -75,6 +75,19 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                     "seed": 0,
                 }
             )
+    if references and config.inputs and generated.applies(version):
+        items.append(
+            {
+                "role": generated.ROLE,
+                "subject": generated.SUBJECT,
+                "description": f"{config.inputs} generated inputs; every mutant judged on them next to the reference",
+                "code": references[0].code,
+                "repeat": 0,
+                "seed": config.input_seed,
+                # Not the reference's digest: its first run has the same code and repeat.
+                "solution_digest": code_digest(f"{generated.ROLE}\n{references[0].code}"),
+            }
+        )
     return items
 
 
@@ -102,14 +115,13 @@ def verification_plan(
             verification=verification,
             key=execution_key(
                 version_hash=version.content_hash,
-                solution_digest=code_digest(item["code"]),
+                solution_digest=item["solution_digest"],
                 repeat=item["repeat"],
                 config_hash=config_hash,
             ),
-            solution_digest=code_digest(item["code"]),
             **item,
         )
-        for item in _planned(version, config)
+        for item in ({"solution_digest": code_digest(i["code"]), **i} for i in _planned(version, config))
     ]
     Execution.objects.bulk_create(rows, ignore_conflicts=True)  # the key makes a replan a no-op
     if force:
@@ -132,7 +144,8 @@ def verification_plan(
 # References run first: a mutant's wall-time cap is ten times the reference's
 # slowest run, which must be known by then. Probes before mutants: a hack is the
 # most important thing a verification can find.
-RUN_ORDER = {"reference": 0, "adversarial": 1, "probe": 2, "mutant": 3}
+# Input generation last: it judges mutants, and the wait for it is the longest.
+RUN_ORDER = {"reference": 0, "adversarial": 1, "probe": 2, "mutant": 3, "explore": 4}
 
 
 def verification_todo(verification: Verification) -> list[int]:

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
+from evaluation.verification.generated.selectors import report_section
 from evaluation.verification.repository import is_repository
 from tasks_app.models import State, Task, TaskVersion
 
@@ -58,7 +59,8 @@ METRIC_ROWS = (
 
 def verification_report(verification: Verification, *, role: str = "", status: str = "") -> dict[str, Any]:
     """What the report page shows: metrics with intervals, flags, surviving mutants
-    with their diffs, probe outcomes, and the runs (filtered by role and status)."""
+    with their diffs, what the generated inputs proved of them and the tests they
+    proposed, probe outcomes, and the runs (filtered by role and status)."""
     summary = verification.summary or {}
     metrics_rows = [
         {"key": key, "label": label, "means": means, **(summary.get(key) or {})}
@@ -93,6 +95,12 @@ def verification_report(verification: Verification, *, role: str = "", status: s
         "runtime": summary.get("runtime"),
         "flags": list(verification.flags.all()),
         "mutants": mutants,
+        # The proven survivors are survivors: their diffs are the ones just made.
+        "generated": report_section(
+            verification,
+            diffs={m["execution"].subject: m["diff"] for m in mutants},
+            descriptions={m["execution"].subject: m["execution"].description for m in mutants},
+        ),
         "probes": list(executions.filter(role="probe").defer("code").order_by("subject")),
         "runs": list(runs.order_by("role", "subject", "repeat")[:500]),
         "status_counts": dict(executions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")),

@@ -75,6 +75,15 @@ class VersionContentSchema(serializers.Serializer):
     time_limit_s = serializers.FloatField(required=False, default=10.0)
     memory_limit_mb = serializers.IntegerField(required=False, default=256)
     repository = RepositorySchema(required=False, help_text="Suite kind 'repository' only (docs/repository-tasks.md).")
+    precondition = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="assertions and check_function: source defining precondition(...) over the entry point's "
+        "arguments; generated inputs it rejects are invalid (docs/generated-tests.md).",
+    )  # fmt: skip
+    generated_tests = serializers.ListField(
+        child=serializers.JSONField(), required=False,
+        help_text="Which hidden tests were generated: {hidden_index, generator, seed, reason, mutant, from_version}.",
+    )  # fmt: skip
 
 
 @extend_schema_field(VersionContentSchema)
@@ -211,7 +220,8 @@ class VersionOut(serializers.ModelSerializer):
         fields = [
             "task", "number", "content_hash", "parent", "author", "changelog", "created_at", "statement",
             "language", "entry_point", "starter_code", "suite_kind", "test_setup", "visible_tests",
-            "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository",
+            "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository", "precondition",
+            "generated_tests",
         ]  # fmt: skip
 
 

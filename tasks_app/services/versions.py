@@ -103,6 +103,8 @@ def _insert_version(
         time_limit_s=content.time_limit_s,
         memory_limit_mb=content.memory_limit_mb,
         repository=content.repository.canonical() if content.repository is not None else None,
+        precondition=content.precondition,
+        generated_tests=content.generated_tests,
         changelog=changelog,
         author=actor,
         parent=parent,

@@ -83,3 +83,11 @@ def field_messages(error: Any, name: str) -> list[str]:
     details = getattr(error, "details", None)
     messages = details.get(name) if isinstance(details, dict) else None
     return [str(m) for m in messages] if isinstance(messages, list) else []
+
+
+@register.filter
+def hidden_tests_marked(version: Any) -> list[dict[str, Any]]:
+    """Each hidden test with the record of how it was generated, or None for one a
+    person wrote (version.generated_tests names them by index)."""
+    generated = {g.get("hidden_index"): g for g in version.generated_tests or [] if isinstance(g, dict)}
+    return [{"test": test, "generated": generated.get(i)} for i, test in enumerate(version.hidden_tests or [])]

@@ -91,7 +91,7 @@ class TaskEditor:
     def _raw_content(self, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]], list[SolutionForm]]:
         kind = data.get("suite_kind") or ""
         raw: dict[str, Any] = {"suite_kind": kind or None}
-        for name in ("statement", "entry_point", "starter_code", "test_setup"):
+        for name in ("statement", "entry_point", "starter_code", "test_setup", "precondition"):
             if name in data:
                 raw[name] = data[name]
         locators: dict[str, list[str]] = {}
@@ -219,6 +219,7 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
         "suite_kind": kind,
         "starter_code": version.starter_code,
         "test_setup": version.test_setup,
+        "precondition": version.precondition,
         "visible_tests": suite_to_text(kind, list(version.visible_tests)),
         "hidden_tests": suite_to_text(kind, list(version.hidden_tests)),
         "time_limit_s": _number_text(version.time_limit_s),

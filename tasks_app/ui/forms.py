@@ -78,6 +78,12 @@ class TaskForm(forms.Form):
     test_setup = _content_field(
         "Test setup", _text(4, code=True), "Python run before the tests (helpers, imports); optional."
     )
+    precondition = _content_field(
+        "Precondition on generated inputs",
+        _text(3, code=True),
+        "assertions and check_function: def precondition(...) over the entry point's arguments, True for a valid "
+        "input. Inputs the verification generates are kept only where it holds (and the reference answers).",
+    )
     visible_tests = _content_field("Visible tests (examples)", _text(6, code=True), TESTS_HELP)
     hidden_tests = _content_field("Hidden tests", _text(10, code=True, required=True), TESTS_HELP)
     time_limit_s = forms.CharField(

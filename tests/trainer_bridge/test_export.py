@@ -56,6 +56,7 @@ def test_the_export_loads_with_hugging_face_datasets(snapshot, curator, api_as, 
     ]
     assert first["limits"] == {"time_limit_s": 5.0, "memory_limit_mb": 128}
     assert "hidden" not in first["tests"] and first["tests"]["visible"] == ["assert add(1, 2) == 3"]
+    assert first["generated_tests"] == []  # none of its hidden tests was generated
 
 
 def test_hidden_tests_need_their_scope_and_json_gzip_and_etags_work(snapshot, curator, api_as):
@@ -182,6 +183,12 @@ STDIO = {
 }
 
 
+# The second hidden test of "c-plain" came from a generated input (what accepting a
+# proposed counterexample records), with a non-ASCII generator name.
+GENERATED = [{"hidden_index": 1, "generator": "typed-mutation é", "seed": 2**40, "reason": "counterexample",
+              "mutant": "a" * 64, "from_version": "b" * 64}]  # fmt: skip
+
+
 @pytest.fixture
 def mixed(curator, reviewer):
     """A snapshot with awkward text, an stdio task, and figures of every float form,
@@ -191,7 +198,7 @@ def mixed(curator, reviewer):
     _approved(curator, reviewer, "a-tricky", tags=("text",), statement=TRICKY,
               visible_tests=["assert add(1, 2) == 3  # é \\ \"q\""])  # fmt: skip
     _approved(curator, reviewer, "b-stdio", tags=("io",), **STDIO)
-    _approved(curator, reviewer, "c-plain", tags=())
+    _approved(curator, reviewer, "c-plain", tags=(), generated_tests=GENERATED)
     frozen = snapshot_create(pool=pool_create(slug="mixed", title="Mixed", criteria={}))[0]
     snapshot = Snapshot.objects.create(pool=frozen.pool, hash="f" * 64, criteria={}, size=frozen.size)
     figures = [
@@ -213,6 +220,7 @@ def test_json_lines_are_the_records_as_json_dumps_writes_them(mixed, with_hidden
     records = list(export.records(mixed, with_hidden_tests=with_hidden_tests))
     assert [r["task_id"] for r in records] == ["a-tricky", "b-stdio", "c-plain"]
     assert [json.loads(case) for case in records[1]["tests"]["visible"]] == [{"input": "1 2\n", "output": "3\n"}]
+    assert [r["generated_tests"] for r in records] == [[], [], GENERATED]  # with the hidden tests or without
     expected = [json.dumps(r, ensure_ascii=False) for r in records]
     # Lines end at "\n" only: a line may hold U+2028, which str.splitlines would cut at.
     body = b"".join(export.jsonl_chunks(mixed, with_hidden_tests=with_hidden_tests)).decode()
@@ -249,3 +257,28 @@ def test_parquet_holds_stdio_cases_as_their_json_text(mixed):
     if connection.vendor == "postgresql":  # SQLite stores NaN as NULL
         assert rows[1]["difficulty"] != rows[1]["difficulty"]  # NaN stays NaN
     assert rows[2]["band"] is None and rows[2]["tags"] == []
+    assert [r["generated_tests"] for r in rows] == [[], [], GENERATED]
+
+
+def test_every_record_says_which_hidden_tests_were_generated_with_or_without_them(mixed, curator, api_as):
+    """The record of a version whose hidden tests include a generated one carries its
+    generator, seed, reason and mutant, whether or not the token may read the tests,
+    in JSON Lines and Parquet, and the JSON schema holds it to its shape."""
+    from pathlib import Path
+
+    import jsonschema
+    import pyarrow.parquet as pq
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "trainer_bridge" / "export_schema.json").read_text())
+    for with_hidden_tests in (False, True):
+        lines = b"".join(export.jsonl_chunks(mixed, with_hidden_tests=with_hidden_tests)).decode().split("\n")[:-1]
+        records = [json.loads(line) for line in lines]
+        assert records[2]["generated_tests"] == GENERATED and records[0]["generated_tests"] == []
+        for record in records:  # this snapshot's figures are out of range on purpose: its tests' part only
+            jsonschema.validate(record["generated_tests"], schema["properties"]["generated_tests"])
+        table = pq.read_table(io.BytesIO(b"".join(export.parquet_chunks(mixed, with_hidden_tests=with_hidden_tests))))
+        assert table.column("generated_tests").to_pylist() == [[], [], GENERATED]
+    hidden = next(r for r in records if r["task_id"] == "c-plain")["tests"]["hidden"]
+    assert hidden[GENERATED[0]["hidden_index"]] == "assert add(10, 5) == 15"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate([{**GENERATED[0], "reason": "guess"}], schema["properties"]["generated_tests"])

@@ -5,7 +5,8 @@ outside the solution's reach.
 
 The kinds, one module each: suite_assertions.py, suite_check_function.py,
 suite_stdio.py and suite_pytest.py (imported only when a pytest suite runs:
-it loads `random` and pytest's own modules).
+it loads `random` and pytest's own modules); and explore.py, not a suite but a run
+of its own kind, which searches for inputs that tell mutants from the reference.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Child:
         self.pid, self.chan, self.out, self.err = pid, chan, out, err
         self.exit: dict[str, Any] | None = None
         self.seq = 0
+        # "mutant" for the processes an exploration runs other code in (explore.py): what
+        # they write is theirs, so neither their output nor its flood is the run's.
+        self.role = "solution"
 
 
 def shuffled(items: list[Any], seed: int) -> list[Any]:
@@ -113,8 +117,9 @@ class Judge(RemoteCalls):
         collector().add(child.out, child.err)
         self.children.append(child)
 
-    def spawn(self, mode: str, *, stdin: bool = False) -> Child:
-        """Ask the zygote for a fresh solution process wired to new pipes of ours."""
+    def spawn(self, mode: str, *, stdin: bool = False, source: str | None = None) -> Child:
+        """Ask the zygote for a fresh solution process wired to new pipes of ours, loading
+        `source` (by default the run's solution: an exploration loads mutants too)."""
         ours, theirs = [], []
         chan = None
         if mode == "calls":
@@ -134,7 +139,8 @@ class Judge(RemoteCalls):
                 os.close(fd)
         for sock in ours:
             sock.close()
-        source = self.run_spec["solution"].encode("utf-8", errors="replace")
+        text = self.run_spec["solution"] if source is None else source
+        source = text.encode("utf-8", errors="replace")
         if len(source) < 60_000:  # fits the pipe's buffer: no reader needed yet
             feed(source_w, source)
         else:
@@ -183,6 +189,10 @@ class Judge(RemoteCalls):
                 suite_pytest.run(self)
             elif kind == "assertions":
                 suite_assertions.run(self)
+            elif kind == "explore":
+                from . import explore  # `random` and `ast`: not for a cold start of the other kinds
+
+                explore.run(self)
             else:
                 suite_check_function.run(self)
         except CandidateFailure as exc:
@@ -227,16 +237,23 @@ class Judge(RemoteCalls):
                                    max(0.0, end - time.monotonic()))  # fmt: skip
                 except ChannelLost:
                     break
-        if self.fatal is None and any(c.out.exceeded or c.err.exceeded for c in self.children):
+        own = [c for c in self.children if c.role != "mutant"]
+        if self.fatal is None and any(c.out.exceeded or c.err.exceeded for c in own):
             self.fatal = "output_exceeded"
             self.message = f"the candidate wrote more than {self.output_cap} bytes of output"
 
-    def load(self) -> Child:
-        child = self.spawn("calls")
+    def load(self, source: str | None = None, *, wait_s: float | None = None, role: str = "solution") -> Child:
+        """A solution process that has loaded `source` (the run's solution by default),
+        waiting at most `wait_s` for it (by default the rest of the run's wall time)."""
+        child = self.spawn("calls", source=source)
+        child.role = role
         fd = child.chan.fileno()
-        ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
+        wait = self.remaining() if wait_s is None else min(wait_s, self.remaining())
+        ready, _, _ = select.select([fd], [], [], max(0.0, wait))
         if not ready:
             self.kill(child)
+            if wait_s is not None and wait < self.remaining():
+                raise CandidateFailure("budget", f"loading took longer than {wait_s:.3g} s")
             raise CandidateFailure("timeout", "loading the solution took longer than the wall-time limit")
         loaded = self.receive_from(child)
         self.mark("loaded")

@@ -47,10 +47,14 @@ def outcome_of(name: str, outcome: str, message: str, started: float) -> dict[st
 def run_record(judge: Judge) -> dict[str, Any]:
     """The complete record of a judged run: its status, each test's outcome, what the
     candidate wrote, and the exits the supervisor accounts for."""
-    stdout = "".join(c.out.text() for c in judge.children if judge.run_spec["kind"] != "stdio")
-    stderr = "".join(c.err.text() for c in judge.children)
+    own = [c for c in judge.children if c.role != "mutant"]  # a mutant's output is not the run's
+    stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] != "stdio")
+    stderr = "".join(c.err.text() for c in own)
+    exploring = judge.run_spec["kind"] == "explore"
     if judge.fatal:
         status = judge.fatal
+    elif exploring:  # its tests ran the reference only to watch its calls: the data is the result
+        status = "passed" if getattr(judge, "data", None) is not None else "failed"
     elif any(o["outcome"] != OUTCOME_PASSED for o in judge.outcomes) or not judge.outcomes:
         status = "failed"
     else:
@@ -62,13 +66,15 @@ def run_record(judge: Judge) -> dict[str, Any]:
         "tests": judge.outcomes,
         "stdout": stdout,
         "stderr": stderr,
-        "output_truncated": any(c.out.exceeded or c.err.exceeded for c in judge.children),
+        "output_truncated": any(c.out.exceeded or c.err.exceeded for c in own),
         "timings_ms": judge.marks,
         # The exits the zygote reported, for the run's accounting; the supervisor removes these.
         "solution_exits": [c.exit for c in judge.children if c.exit],
         "solution_count": len(judge.children),
         # The suite's setup raised (its traceback): with a reference, the task is broken.
         "setup_error": judge.setup_error,
+        # What an exploration found (explore.py); None for every other kind.
+        "data": getattr(judge, "data", None),
     }
 
 

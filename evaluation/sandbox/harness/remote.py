@@ -10,6 +10,7 @@ No method of the candidate's runs in the judge, so none decides an assertion.
 from __future__ import annotations
 
 import select
+import time
 
 from . import codec, names, protocol
 from .outcomes import FATAL, CandidateFailure, SuiteProblem
@@ -38,7 +39,10 @@ class RemoteCalls:
             return CandidateFailure("exited", f"the candidate's process was killed by signal {signal_number}")
         return CandidateFailure("exited", f"the candidate's process exited (code {code}) before answering")
 
-    def request(self, child: Child, message: dict[str, Any]) -> dict[str, Any]:
+    def request(self, child: Child, message: dict[str, Any], *, budget_s: float | None = None) -> dict[str, Any]:
+        """One request and its reply. With `budget_s`, a call that outlasts it kills the
+        process and raises CandidateFailure("budget"), which ends no run: the caller
+        (an exploration, trying one input after another) counts it and starts anew."""
         if child.chan is None or child.exit is not None:
             raise self._failure_from_exit(child)
         child.seq += 1
@@ -48,11 +52,17 @@ class RemoteCalls:
             protocol.send(fd, message)
         except OSError:
             raise self._failure_from_exit(child) from None
-        ready, _, _ = select.select([fd], [], [], max(0.0, self.remaining()))
+        wait = self.remaining() if budget_s is None else min(budget_s, self.remaining())
+        ready, _, _ = select.select([fd], [], [], max(0.0, wait))
         if not ready:
             self.kill(child)
+            if budget_s is not None and wait < self.remaining():
+                raise CandidateFailure("budget", f"no answer within its budget of {budget_s:.3g} s")
             raise CandidateFailure("timeout", f"no answer within the {self.limits['wall_s']} s wall-time limit")
-        reply = self.receive_from(child)
+        if budget_s is None:
+            reply = self.receive_from(child)
+        else:  # a reply begun but stalled is held to the same budget
+            reply = self.receive_from(child, time.monotonic() + wait, "budget")
         if not isinstance(reply, dict) or reply.get("id") != child.seq:
             self.kill(child)
             raise CandidateFailure("exited", "the candidate answered out of turn")
@@ -65,16 +75,17 @@ class RemoteCalls:
             self.fatal_failure = failure
         return failure
 
-    def receive_from(self, child: Child) -> Any:
-        """A frame from the candidate, read against the wall-time deadline: it may
-        close, corrupt or stall its channel, and each of those is its failure."""
+    def receive_from(self, child: Child, deadline: float | None = None, kind: str = "timeout") -> Any:
+        """A frame from the candidate, read against the wall-time deadline (or an earlier
+        one): it may close, corrupt or stall its channel, and each of those is its failure."""
         try:
-            return protocol.receive(child.chan.fileno(), deadline=self.deadline)
+            return protocol.receive(child.chan.fileno(), deadline=min(deadline or self.deadline, self.deadline))
         except protocol.ChannelClosed:
             raise self._failure_from_exit(child) from None
         except protocol.ChannelTimeout:
             self.kill(child)
-            raise CandidateFailure("timeout", "the candidate stalled mid-answer past the wall-time limit") from None
+            limit = "the wall-time limit" if kind == "timeout" else "its budget"
+            raise CandidateFailure(kind, f"the candidate stalled mid-answer past {limit}") from None
         except protocol.ChannelCorrupt as exc:
             self.kill(child)
             raise CandidateFailure("exited", f"the candidate corrupted its channel: {exc}") from None

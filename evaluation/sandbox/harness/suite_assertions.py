@@ -23,17 +23,19 @@ if TYPE_CHECKING:
 
 def run(judge: Judge) -> None:
     """Each test's code runs in its own copy of the scope: it passes unless it raises."""
-    run_tests(judge, _run_test)
+    run_tests(judge, run_test)
 
 
-def _run_test(judge: Judge, test_name: str, source: Any, test_scope: dict[str, Any], names: dict[str, Any],
+def run_test(judge: Judge, test_name: str, source: Any, test_scope: dict[str, Any], names: dict[str, Any],
               child: Child) -> None:  # fmt: skip
     exec(compile(source, f"<{test_name}>", "exec"), test_scope)  # noqa: S102
 
 
-def run_tests(judge: Judge, run_test: TestRunner) -> None:
+def run_tests(judge: Judge, run_test: TestRunner) -> tuple[Child, dict[str, Any] | None]:
     """Load the candidate, build the tests' scope (the setup's failure fails every
-    test), then run each test in a copy of it, in the seed's order."""
+    test), then run each test in a copy of it, in the seed's order. Returns the
+    candidate's process and the scope as the tests left them (None if the setup
+    failed), for a caller that goes on using them (an exploration)."""
     child = judge.load()
     try:
         names = scope.namespace(judge, child)
@@ -42,7 +44,7 @@ def run_tests(judge: Judge, run_test: TestRunner) -> None:
         if isinstance(exc, CandidateFailure) and exc.kind in FATAL:
             judge.setup_error = ""  # it ran out of time or memory: the status says so, nothing raised
             raise
-        return
+        return child, None
     if judge.fatal_failure is not None:  # the setup caught it, but it still ends the run
         setup_failed(judge, judge.fatal_failure)
         judge.setup_error = ""
@@ -66,6 +68,7 @@ def run_tests(judge: Judge, run_test: TestRunner) -> None:
             judge.record(test_name, OUTCOME_ERROR, f"test error: {type(exc).__name__}: {exc}", started)
         else:
             judge.record(test_name, OUTCOME_PASSED, "", started)
+    return child, names
 
 
 def setup_failed(judge: Judge, exc: BaseException) -> None:

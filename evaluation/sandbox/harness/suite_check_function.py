@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 def run(judge: Judge) -> None:
     """Each test module defines check(candidate), called with the entry point: it passes
     unless it raises."""
-    run_tests(judge, _run_test)
+    run_tests(judge, run_test)
 
 
-def _run_test(judge: Judge, test_name: str, source: Any, test_scope: dict[str, Any], names: dict[str, Any],
+def run_test(judge: Judge, test_name: str, source: Any, test_scope: dict[str, Any], names: dict[str, Any],
               child: Child) -> None:  # fmt: skip
     exec(compile(source, f"<{test_name}>", "exec"), test_scope)  # noqa: S102
     check = test_scope.get("check")

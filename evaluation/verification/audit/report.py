@@ -42,6 +42,7 @@ def audit_markdown(figures: dict[str, Any], *, command: str, generated_at: str, 
         _reference(figures),
         _mutation(figures),
         _probes_and_flags(figures),
+        _generated(figures["generated"]),
         _noise(figures["noise"]),
         _runtime(figures["runtime"]),
         _comparison(figures),
@@ -201,6 +202,36 @@ def _probes_and_flags(f: dict[str, Any]) -> dict[str, Any]:
         "checks_below": checks["below_minimum"],
         "checks_minimum": checks["minimum"],
         "alphacode_tests": ALPHACODE_TESTS_PER_PROBLEM,
+    }
+
+
+def _generated(g: dict[str, Any]) -> dict[str, Any]:
+    """The generated inputs: how many, what they said of the survivors, the tests proposed."""
+    rows = []
+    if g["tasks"]:
+        rows = ["| task | proven weak survivors | probably equivalent | equivalence share | score without them "
+                "| tests proposed | accepted |", "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        rows += [
+            f"| `{row['slug']}` | {row['proven_weak']} | {row['probably_equivalent']} | "
+            f"{_pct(row['equivalence_share'])} | {_pct(row['score_nonequivalent'])} | {row['proposed']} | "
+            f"{row['accepted']} |"
+            for row in g["tasks"]
+        ]
+        rows.append("")
+    return {
+        "generated_judged": g["tasks_judged"],
+        "generated_not_judged": g["not_judged"],
+        "inputs_generated": g["inputs_generated"],
+        "inputs_valid": g["inputs_valid"],
+        "generated_survivors": g["survivors"],
+        "proven_weak": g["proven_weak"],
+        "proven_weak_tasks": g["tasks_with_proven_weak"],
+        "probably_equivalent": g["probably_equivalent"],
+        "generated_unjudged": g["unjudged"],
+        "equivalence_share": _pct(g["equivalence_share"]),
+        "tests_proposed": g["tests_proposed"],
+        "tests_accepted": g["tests_accepted"],
+        "generated_tasks": _block(rows),
     }
 
 

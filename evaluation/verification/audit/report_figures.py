@@ -16,6 +16,7 @@ from typing import Any
 from evaluation.models import Execution, Flag, Verification, VerificationState
 from evaluation.verification import figures
 from evaluation.verification.flags import count_checks, thresholds
+from evaluation.verification.generated.selectors import JUDGED, proposal_counts
 from tasks_app.models import TaskVersion
 
 NOISE_BINS = ((0.0, 0.01), (0.01, 0.02), (0.02, 0.05), (0.05, 0.10), (0.10, 0.20), (0.20, 0.50), (0.50, 1.0))
@@ -63,6 +64,7 @@ def audit_figures(*, versions: Sequence[TaskVersion], config_hash: str) -> dict[
         "timeouts": _timeout_figures(done_ids),
         "checks": _check_figures(done),
         "weak_tests": weak,
+        "generated": _generated_figures(summaries, slug_of),
         "probes": probes,
         "hackable_tasks": hackable_tasks,
         "flags": flags,
@@ -189,6 +191,7 @@ def _flag_figures(
                 "killed": summaries[vid]["mutation_score"]["successes"],
                 "counted": summaries[vid]["mutation_score"]["trials"],
                 "surviving": len(summaries[vid].get("surviving_mutants") or []),
+                "proven_weak": len((summaries[vid].get("generated") or {}).get("proven_non_equivalent") or []),
             }
             for vid, code, _, _ in flag_rows
             if code == "WEAK_TESTS"
@@ -200,6 +203,41 @@ def _flag_figures(
         for (code, severity), count in sorted(flag_counts.items(), key=lambda item: (-item[1], item[0]))
     ]
     return weak, flags
+
+
+def _generated_figures(summaries: Summaries, slug_of: Slugs) -> dict[str, Any]:
+    """What the generated inputs said of the survivors, pooled and task by task (tasks
+    with a proven weak survivor, most first), and the tests they proposed and had accepted."""
+    judged = {pk: s["generated"] for pk, s in summaries.items() if (s.get("generated") or {}).get("status") in JUDGED}
+    counts = proposal_counts(judged)
+    tasks = []
+    for pk, generated in judged.items():
+        proven = generated.get("proven_non_equivalent") or []
+        proposed, accepted = counts.get(pk, (0, 0))
+        if proven or proposed:
+            tasks.append({"slug": slug_of[pk], "proven_weak": len(proven),
+                          "probably_equivalent": len(generated.get("probably_equivalent") or []),
+                          "equivalence_share": generated.get("equivalence_share"),
+                          "score_nonequivalent": (generated.get("mutation_score_nonequivalent") or {}).get("value"),
+                          "proposed": proposed, "accepted": accepted})  # fmt: skip
+    tasks.sort(key=lambda row: (-row["proven_weak"], row["slug"]))
+    survivors = sum(int(g.get("survivors") or 0) for g in judged.values())
+    probable = sum(len(g.get("probably_equivalent") or []) for g in judged.values())
+    return {
+        "tasks_judged": len(judged),
+        "not_judged": len(summaries) - len(judged),
+        "inputs_generated": sum(int((g.get("inputs") or {}).get("generated") or 0) for g in judged.values()),
+        "inputs_valid": sum(int((g.get("inputs") or {}).get("valid") or 0) for g in judged.values()),
+        "survivors": survivors,
+        "proven_weak": sum(len(g.get("proven_non_equivalent") or []) for g in judged.values()),
+        "probably_equivalent": probable,
+        "unjudged": sum(len(g.get("unjudged") or []) for g in judged.values()),
+        "equivalence_share": probable / survivors if survivors else None,
+        "tasks_with_proven_weak": sum(1 for row in tasks if row["proven_weak"]),
+        "tests_proposed": sum(p for p, _ in counts.values()),
+        "tests_accepted": sum(a for _, a in counts.values()),
+        "tasks": tasks,
+    }
 
 
 def _probe_figures(done_ids: list[int], slug_of: Slugs) -> tuple[list[dict[str, Any]], list[str]]:

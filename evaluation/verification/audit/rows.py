@@ -3,6 +3,11 @@ the rows `manage.py verification_report` writes as JSON or CSV.
 
 `ROW_FIELDS` is the CSV header and the JSON keys, in order; `LIST_FIELDS` are the
 fields that hold lists (joined with `;` in a CSV cell).
+
+The generated-input figures (proven weak survivors, probably equivalent ones, the
+equivalence share, the score without the probably equivalent, tests proposed and
+accepted) are null where the verification generated no inputs or the run failed:
+unknown, not zero.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evaluation.models import Verification
+from evaluation.verification.generated.selectors import ROW_FIGURES, proposal_counts, row_figures
 
 ROW_FIELDS = (
     "slug",
@@ -25,6 +31,7 @@ ROW_FIELDS = (
     "mutants_killed",
     "mutants_counted",
     "surviving_mutants",
+    *ROW_FIGURES,
     "probes_run",
     "probes_passed",
     "reward_noise",
@@ -41,9 +48,13 @@ ROW_FIELDS = (
 LIST_FIELDS = ("flags", "probes_passed")
 
 
-def verification_row(verification: Verification) -> dict[str, Any]:
-    """One finished verification as a flat record (lists for flags and passing probes)."""
+def verification_row(verification: Verification, *, proposals: tuple[int, int] | None = None) -> dict[str, Any]:
+    """One finished verification as a flat record (lists for flags and passing probes).
+    `proposals`: its (proposed, accepted) counts, when the caller read them for many
+    rows at once (verification_rows); read here otherwise."""
     summary = verification.summary or {}
+    if proposals is None:
+        proposals = proposal_counts([verification.pk]).get(verification.pk)
     version = verification.version
     mutation = summary.get("mutation_score") or {}
     noise = summary.get("reward_noise") or {}
@@ -61,6 +72,7 @@ def verification_row(verification: Verification) -> dict[str, Any]:
         "mutants_killed": mutation.get("successes"),
         "mutants_counted": mutation.get("trials"),
         "surviving_mutants": len(summary.get("surviving_mutants") or []),
+        **row_figures(summary, proposals),
         "probes_run": (summary.get("counts") or {}).get("probe"),
         "probes_passed": list(summary.get("probe_passes") or []),
         "reward_noise": noise.get("value"),
@@ -79,4 +91,6 @@ def verification_row(verification: Verification) -> dict[str, Any]:
 
 
 def verification_rows(verifications: Iterable[Verification]) -> list[dict[str, Any]]:
-    return [verification_row(v) for v in verifications]
+    verifications = list(verifications)
+    counts = proposal_counts(v.pk for v in verifications)
+    return [verification_row(v, proposals=counts.get(v.pk, (0, 0))) for v in verifications]

@@ -16,6 +16,7 @@ from tasks_app.errors import DomainError, PermissionDenied
 from tasks_app.models import State, Task
 from tasks_app.roles import REVIEWER, has_role
 from tasks_app.services.lifecycle import can_review, unreviewed_authors_by_task
+from tasks_app.signals import review_rows_shown
 from tasks_app.ui.views.common import domain_errors
 from tasks_app.ui.views.tasks import detail_context
 
@@ -33,7 +34,14 @@ def _review_rows(user: Any, tasks: Any) -> list[dict[str, Any]]:
     tasks = list(tasks)
     is_reviewer = has_role(user, REVIEWER)
     blocked = unreviewed_authors_by_task(tasks)
-    return [{"task": task, "can_review": is_reviewer and user.pk not in blocked[task.pk]} for task in tasks]
+    extras: dict[int, dict[str, Any]] = {task.pk: {} for task in tasks}
+    for _receiver, answer in review_rows_shown.send(sender=Task, tasks=tasks):
+        for pk, values in (answer or {}).items():
+            extras.setdefault(pk, {}).update(values)
+    return [
+        {"task": task, "can_review": is_reviewer and user.pk not in blocked[task.pk], "extras": extras[task.pk]}
+        for task in tasks
+    ]
 
 
 def _queue_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,7 +16,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from tasks_app import selectors, services
-from tasks_app.content import SUITE_KINDS
+from tasks_app.content import SUITE_KINDS, generated_tests_carried
 from tasks_app.errors import Conflict, DomainError, PermissionDenied, ValidationFailed
 from tasks_app.models import State, Task
 from tasks_app.repository.content import REPOSITORY_KIND
@@ -199,6 +200,11 @@ def task_edit(request: HttpRequest, slug: str) -> HttpResponse:
     if not editor.is_valid():
         return _render_editor(request, editor, task=task, status=400)
     title, tags = editor.cleaned["title"], editor.cleaned["tags"]
+    latest = task.latest_version
+    if latest is not None and latest.generated_tests:  # the form has no place for them: kept where unchanged
+        carried = generated_tests_carried(list(latest.hidden_tests), list(latest.generated_tests),
+                                          editor.content.hidden_tests)  # fmt: skip
+        editor.content = dataclasses.replace(editor.content, generated_tests=carried)
     details_changed = title != task.title or tags != sorted(t.name for t in task.tags.all())
     try:
         # One transaction: a refused version (conflict, retired task) must not

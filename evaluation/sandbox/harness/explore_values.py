@@ -1,0 +1,186 @@
+"""Values as an exploration (explore.py) handles them: fresh copies, keys to dedupe
+by, the comparison that decides whether a mutant told itself apart, the literal
+source an input or output is reported as, and a size that shrinking must lower.
+
+Everything here runs in the judge on values it rebuilt itself from plain data
+(codec.py): no method of the candidate's is called.
+"""
+
+from __future__ import annotations
+
+from . import codec, lite
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+# Nesting past which comparison falls back to Python's own == (no float tolerance):
+# recursion that deep is the data's business, not a reason to fail the run.
+_DEEP = 200
+# Longest literal source kept in the record for one value.
+MAX_TEXT = 20_000
+
+
+class Opaque:
+    """An answer that is not plain data: a handle to an object that stayed in the
+    solution's process. Equal to nothing (itself included): it can only ever tell a
+    mutant apart from a reference that answered plain data."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, body: Any) -> None:
+        self.type_name = str(body[1])[:100] if isinstance(body, list) and len(body) > 1 else "object"
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} in the solution's process>"
+
+
+def copy(value: Any) -> Any:
+    """A fresh copy of plain data (the judge keeps its own; no call may share it)."""
+    return codec.decode(codec.encode(value))
+
+
+def key_of(args: tuple, kwargs: dict) -> str:
+    """The text an input is known by: the same input always gives the same key, and
+    True, 1 and 1.0 give three (JSON keeps them apart)."""
+    return lite.dumps(codec.encode([list(args), kwargs]))
+
+
+def has_opaque(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is Opaque:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)) or kind.__name__ == "deque":
+            stack.extend(item)
+    return False
+
+
+def same(expected: Any, got: Any) -> bool:
+    """Whether a mutant's answer matches the reference's: structurally, floats within
+    math.isclose(rel_tol=1e-6, abs_tol=1e-9), NaN equal to NaN, an int and a float by
+    value, but a bool never equal to an int nor a list to a tuple."""
+    try:
+        return _same(expected, got, 0)
+    except (RecursionError, TypeError, ValueError, OverflowError):
+        return False
+
+
+def _close(left: float, right: float) -> bool:
+    import math
+
+    if left != left and right != right:  # NaN
+        return True
+    return left == right or math.isclose(left, right, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def _same(left: Any, right: Any, depth: int) -> bool:
+    kind, other = type(left), type(right)
+    if kind is Opaque or other is Opaque:
+        return False
+    if kind in (int, float) and other in (int, float):  # type(True) is bool: never here
+        if kind is int and other is int:
+            return left == right
+        try:
+            return _close(float(left), float(right))
+        except OverflowError:
+            return left == right
+    if kind is not other:
+        return False
+    if kind is complex:
+        return _close(left.real, right.real) and _close(left.imag, right.imag)
+    if depth > _DEEP:
+        return bool(left == right)
+    if isinstance(left, (list, tuple)) or kind.__name__ == "deque":
+        return len(left) == len(right) and all(_same(a, b, depth + 1) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict):
+        if len(left) != len(right) or left.keys() != right.keys():
+            return False
+        return all(_same(value, right[key], depth + 1) for key, value in left.items())
+    return bool(left == right)
+
+
+def literal(value: Any) -> str | None:
+    """`repr(value)` if ast.literal_eval reads it back as the very same value (same
+    types all the way down); else None: a NaN, a Counter, a Decimal, an int too long
+    for repr, a handle are no literal."""
+    try:
+        text = repr(value)
+    except Exception:
+        return None
+    if len(text) > MAX_TEXT:
+        return None
+    import ast
+
+    try:
+        back = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return text if _identical(back, value, 0) else None
+    except RecursionError:
+        return None
+
+
+def _identical(left: Any, right: Any, depth: int) -> bool:
+    if type(left) is not type(right) or depth > _DEEP:
+        return False
+    if isinstance(left, (list, tuple)):
+        return len(left) == len(right) and all(_identical(a, b, depth + 1) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(_identical(v, right[k], depth + 1) for k, v in left.items())
+    if isinstance(left, (set, frozenset)):
+        return left == right and {type(v) for v in left} == {type(v) for v in right}
+    return bool(left == right)
+
+
+def text_of(value: Any) -> str:
+    """Source for a value in the record: its literal where it has one, else its repr."""
+    found = literal(value)
+    if found is not None:
+        return found
+    try:
+        return repr(value)[:MAX_TEXT]
+    except Exception:
+        return f"<{type(value).__name__} without a repr>"
+
+
+def weight(value: Any) -> tuple[int, float, int, int]:
+    """How big a value is, compared as a tuple: its parts and lengths, then the size of
+    its numbers, then how many are negative, then its characters' code points. A
+    shrink is accepted only if it lowers this, so shrinking always ends."""
+    size = negatives = chars = 0
+    magnitude = 0.0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        size += 1
+        kind = type(item)
+        if kind is bool:
+            magnitude += int(item)
+        elif kind is int:
+            magnitude += float(min(abs(item), 10**300))
+            negatives += item < 0
+        elif kind is float:
+            if item == item:
+                magnitude += min(abs(item), 1e300)
+            negatives += item < 0
+        elif kind is str:
+            size += len(item)
+            chars += sum(map(ord, item))
+        elif kind is bytes or kind is bytearray:
+            size += len(item)
+            chars += sum(item)
+        elif isinstance(item, dict):
+            size += len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            size += len(item)
+            stack.extend(item)
+    return size, magnitude, negatives, chars
