@@ -58,6 +58,28 @@ def snapshot(root: str) -> dict[str, tuple[int, int, int, int, int]]:
     return entries
 
 
+def usage(root: str) -> int:
+    """The bytes of disk the tree under `root` takes (blocks, not sizes: a sparse file
+    takes what it holds), every entry counted, bytecode caches and directories too."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            scanner = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scanner:
+            for entry in scanner:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append(entry.path)
+    return total
+
+
 def file_digest(path: str) -> str:
     """sha256 of a file's bytes, or of a link's target (never followed)."""
     info = os.lstat(path)
