@@ -111,19 +111,19 @@ class Session:
         except ActionRefused as exc:
             observation = _quick(stderr=str(exc) + "\n", exit_code=2)
         try:
-            after = session_tree.snapshot(REPO)
+            # One walk for the files changed and, where no tmpfs bounds the tree, its size.
+            after, used = session_tree.scan(REPO, measure=bool(self.quota_bytes))
             observation["files_changed"] = session_tree.step_changes(REPO, self.tree, after)
             self.tree = after
         except session_tree.TreeTooLarge as exc:
             observation["files_changed"] = []
             observation["tree_error"] = str(exc)
-        if self.quota_bytes:
-            used = session_tree.usage(REPO)
-            if used > self.quota_bytes:
-                # Measured after the step, not refused during it (nothing but a sized
-                # filesystem can): the session takes no further step (sessions/session.py).
-                observation["tree_full"] = True
-                observation["tree_error"] = f"the tree holds {used} bytes, over its limit of {self.quota_bytes}"
+            used = session_tree.usage(REPO) if self.quota_bytes else 0
+        if self.quota_bytes and used > self.quota_bytes:
+            # Measured after the step, not refused during it (nothing but a sized
+            # filesystem can): the session takes no further step (sessions/session.py).
+            observation["tree_full"] = True
+            observation["tree_error"] = f"the tree holds {used} bytes, over its limit of {self.quota_bytes}"
         observation["op"] = "observation"
         return observation
 
