@@ -2,8 +2,11 @@
 host sends, reports what it did, and kills whatever the step left running.
 
 The host sends frames on fd 0 and reads answers on fd 1:
-- `init` {changes}: copy the prepared base (/base, read-only) into the session's
-  tree (/repo, a size-bounded tmpfs), lay a fork's changes over it, answer the listing;
+- `init` {changes, copy_base?, quota_bytes?}: copy the prepared base (/base, read-only)
+  into the session's tree (/repo, a size-bounded tmpfs), lay a fork's changes over it,
+  answer the listing. With `copy_base` false /repo already holds the base (a Docker
+  session's image: sessions/docker_images.py) and nothing is copied; `quota_bytes`
+  asks for the tree's size to be checked after every step, where no tmpfs bounds it;
 - `step` {action, limits, timeout_s}: one action (bash, read_file, write_file, edit,
   run_tests), answered by an observation;
 - `export` {max_bytes}: the episode's changes against the base, for a fork or a verdict;
@@ -49,15 +52,18 @@ class Session:
         self.tree: dict[str, Any] = {}
         self.pristine: dict[str, Any] = {}
         self.steps = 0
+        self.quota_bytes = 0
 
     # -- init ----------------------------------------------------------------------------------
 
     def init(self, message: dict[str, Any]) -> dict[str, Any]:
         started = time.monotonic()
-        copy = session_exec.run_command(["/bin/cp", "-a", f"{BASE}/.", f"{REPO}/"], cwd="/", timeout_s=120.0,
-                                        limits=INIT_LIMITS)  # fmt: skip
-        if copy["exit_code"] != 0:
-            return {"op": "init_failed", "message": f"copying the base failed: {copy['stderr'][-2000:]}"}
+        if message.get("copy_base", True):
+            copy = session_exec.run_command(["/bin/cp", "-a", f"{BASE}/.", f"{REPO}/"], cwd="/", timeout_s=120.0,
+                                            limits=INIT_LIMITS)  # fmt: skip
+            if copy["exit_code"] != 0:
+                return {"op": "init_failed", "message": f"copying the base failed: {copy['stderr'][-2000:]}"}
+        self.quota_bytes = int(message.get("quota_bytes") or 0)
         # What the tree is while it is a plain copy of the base: exports skip what it still holds.
         self.pristine = session_tree.snapshot(REPO)
         changes = message.get("changes") or []
@@ -105,12 +111,19 @@ class Session:
         except ActionRefused as exc:
             observation = _quick(stderr=str(exc) + "\n", exit_code=2)
         try:
-            after = session_tree.snapshot(REPO)
+            # One walk for the files changed and, where no tmpfs bounds the tree, its size.
+            after, used = session_tree.scan(REPO, measure=bool(self.quota_bytes))
             observation["files_changed"] = session_tree.step_changes(REPO, self.tree, after)
             self.tree = after
         except session_tree.TreeTooLarge as exc:
             observation["files_changed"] = []
             observation["tree_error"] = str(exc)
+            used = session_tree.usage(REPO) if self.quota_bytes else 0
+        if self.quota_bytes and used > self.quota_bytes:
+            # Measured after the step, not refused during it (nothing but a sized
+            # filesystem can): the session takes no further step (sessions/session.py).
+            observation["tree_full"] = True
+            observation["tree_error"] = f"the tree holds {used} bytes, over its limit of {self.quota_bytes}"
         observation["op"] = "observation"
         return observation
 

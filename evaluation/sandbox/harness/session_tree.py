@@ -31,31 +31,65 @@ class TreeTooLarge(Exception):
 def snapshot(root: str) -> dict[str, tuple[int, int, int, int, int]]:
     """{relative path: (kind, size, mtime_ns, ctime_ns, inode)} of every file and link under `root`
     (directories are implied by their files; .git is walked like the rest)."""
-    entries: dict[str, tuple[int, int, int, int]] = {}
-    stack = [""]
+    return scan(root)[0]
+
+
+def scan(root: str, *, measure: bool = False) -> tuple[dict[str, tuple[int, int, int, int, int]], int]:
+    """The snapshot of `root` and, when `measure`d, the bytes of disk the tree takes as
+    `usage` counts them, in the same walk (it descends into bytecode caches then, only
+    to count them)."""
+    entries: dict[str, tuple[int, int, int, int, int]] = {}
+    used = 0
+    stack = [("", False)]
     while stack:
-        relative = stack.pop()
+        relative, ignored = stack.pop()
         try:
             scanner = os.scandir(os.path.join(root, relative) if relative else root)
         except OSError:
             continue
         with scanner:
             for entry in scanner:
-                if entry.name in IGNORED_NAMES:
+                skipped = ignored or entry.name in IGNORED_NAMES
+                if skipped and not measure:
                     continue
                 path = f"{relative}/{entry.name}" if relative else entry.name
                 try:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
+                used += info.st_blocks * 512
                 if stat.S_ISDIR(info.st_mode):
-                    stack.append(path)
+                    stack.append((path, skipped))
+                    continue
+                if skipped:
                     continue
                 entries[path] = (stat.S_IFMT(info.st_mode), info.st_size, info.st_mtime_ns, info.st_ctime_ns,
                                  info.st_ino)  # fmt: skip
                 if len(entries) > MAX_ENTRIES:
                     raise TreeTooLarge(f"the tree holds more than {MAX_ENTRIES} files")
-    return entries
+    return entries, used
+
+
+def usage(root: str) -> int:
+    """The bytes of disk the tree under `root` takes (blocks, not sizes: a sparse file
+    takes what it holds), every entry counted, bytecode caches and directories too."""
+    total = 0
+    stack = [root]
+    while stack:
+        try:
+            scanner = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with scanner:
+            for entry in scanner:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += info.st_blocks * 512
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append(entry.path)
+    return total
 
 
 def file_digest(path: str) -> str:

@@ -101,7 +101,7 @@ class Agent:
                  base_limits: SessionLimits | None = None, backend: str = "bwrap",
                  spares: int = 2) -> None:  # fmt: skip
         self.cache = EnvironmentCache(environments)
-        self.host = SessionHost(max_sessions=max_sessions, backend=backend, spares=spares)
+        self.host = SessionHost(max_sessions=max_sessions, backend=backend, spares=spares, environments=self.cache)
         self.base_limits = base_limits or SessionLimits()
         self.stopping = threading.Event()
         self.reaper: threading.Thread | None = None

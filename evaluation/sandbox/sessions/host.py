@@ -4,18 +4,21 @@ The quota counts every live session, however it was made (created or forked), so
 an agent that leaks sessions runs into it rather than into the host's memory. The
 reaper closes sessions whose lease ran out or that sat idle past their timeout; a
 worker's crash leaves sandboxes that die with it (`--die-with-parent`), and their
-uids are reclaimed by uids.reap_orphaned_uids.
+uids are reclaimed by uids.reap_orphaned_uids. The reaper also lets the backend drop
+what it keeps for environments the host's cache evicted (a Docker image each), at
+most once a minute.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
 from typing import Any
 
 from evaluation.sandbox.sessions.backends import sandbox_factory
-from evaluation.sandbox.sessions.environments import PreparedEnvironment
+from evaluation.sandbox.sessions.environments import EnvironmentCache, PreparedEnvironment
 from evaluation.sandbox.sessions.limits import SessionLimits
 from evaluation.sandbox.sessions.session import (
     EXPIRED,
@@ -27,7 +30,9 @@ from evaluation.sandbox.sessions.session import (
 )
 from evaluation.sandbox.sessions.spares import SparePool
 
+log = logging.getLogger(__name__)
 MAX_FORK = 64
+PRUNE_EVERY_S = 60.0
 
 
 class HostFull(SessionError):
@@ -45,8 +50,10 @@ class SessionNotFound(SessionError):
 
 
 class SessionHost:
-    def __init__(self, *, max_sessions: int = 64, backend: str = "bwrap", spares: int = 2) -> None:
+    def __init__(self, *, max_sessions: int = 64, backend: str = "bwrap", spares: int = 2,
+                 environments: EnvironmentCache | None = None) -> None:  # fmt: skip
         self.max_sessions = max_sessions
+        self.environments = environments  # the cache this host's environments come from
         self.backend = backend
         self.sandbox_class = sandbox_factory(backend)
         self.spares = SparePool(self.sandbox_class, per_environment=spares)
@@ -54,6 +61,7 @@ class SessionHost:
         self.lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.last_reaped: list[tuple[str, str, str]] = []  # (id, state, reason) of the last reap's closings
+        self.pruned_at: float | None = None  # time.monotonic() of the last prune of environment images
 
     def live(self) -> int:
         return sum(1 for session in self.sessions.values() if session.state not in FINAL_STATES)
@@ -148,7 +156,23 @@ class SessionHost:
             self.counters[f"reaped_{name}"] += count
         self.last_reaped = [(session.id, session.state, session.state_reason) for session in closed]
         self.counters["spares_closed_idle"] += self.spares.reap()
+        self.prune_environments()
         return reaped
+
+    def prune_environments(self) -> list[str]:
+        """Let the backend drop what it keeps for environments the cache no longer holds,
+        at most once a minute; the digests dropped."""
+        now = time.monotonic()
+        if self.environments is None or (self.pruned_at is not None and now - self.pruned_at < PRUNE_EVERY_S):
+            return []
+        self.pruned_at = now
+        try:
+            pruned = self.sandbox_class.prune_environments(self.environments)
+        except Exception as exc:  # the engine down: the next prune tries again
+            log.warning("could not prune the images of evicted environments: %s", exc)
+            return []
+        self.counters["environments_pruned"] += len(pruned)
+        return pruned
 
     def shutdown(self) -> None:
         self.spares.close()

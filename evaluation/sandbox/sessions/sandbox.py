@@ -98,11 +98,22 @@ class SessionChannel:
 
     initialised: dict[str, Any] | None = None  # the supervisor's answer to `init`
 
+    def layout(self) -> dict[str, Any]:
+        """How the supervisor lays the tree out (its `init` options): here, by copying the
+        base into a sized tmpfs, the supervisor's default."""
+        return {}
+
+    @classmethod
+    def prune_environments(cls, cache: Any) -> list[str]:
+        """Drop what this backend keeps per prepared environment that `cache` no longer
+        holds; the digests dropped. A bubblewrap session keeps nothing but the tree."""
+        return []
+
     def _greet_and_lay_out(self, changes: list[dict[str, Any]] | None) -> dict[str, Any]:
         self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
         if self.ready.get("op") != "ready" or self.ready.get("harness") != harness_version():
             raise SandboxFailure(f"unexpected greeting from a session sandbox: {self.ready}", anomaly="start_failed")
-        answer = self.call({"op": "init", "changes": changes or []}, timeout_s=120.0)
+        answer = self.call({"op": "init", "changes": changes or [], **self.layout()}, timeout_s=120.0)
         if answer.get("op") != "initialised":
             raise SandboxFailure(f"the session tree could not be laid out: {answer.get('message')}",
                                  anomaly="start_failed", reason="init_failed")  # fmt: skip

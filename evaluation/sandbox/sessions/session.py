@@ -116,6 +116,7 @@ class Session:
         self.sandbox: SessionChannel | None = None
         self.first_observation: dict[str, Any] = {}
         self.verdict: Verdict | None = None
+        self.tree_full = ""  # why the tree is past its size, where only a step's end measures it
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -191,6 +192,8 @@ class Session:
                 raise LimitReached(f"the episode has used its {self.limits.max_steps} steps; submit it")
             if time.time() - self.created_at > self.limits.episode_wall_s:
                 raise LimitReached(f"the episode has run past its {self.limits.episode_wall_s:.0f} s; submit it")
+            if self.tree_full:
+                raise LimitReached(f"{self.tree_full}; submit it")
             try:
                 observation = self.sandbox.step(action, timeout_s=timeout)
             except SandboxFailure as exc:
@@ -202,6 +205,8 @@ class Session:
                     self.state = READY
             raise
         observation.pop("op", None)
+        if observation.get("tree_full"):
+            self.tree_full = observation.get("tree_error") or "the tree is over its size"
         observation = {"seq": seq, "action": action, **observation, "prev_hash": self.last_hash}
         observation["obs_hash"] = observation_hash(self.last_hash, observation)
         with self.lock:

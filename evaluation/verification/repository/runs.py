@@ -11,6 +11,7 @@ does not apply is the patch's failure; a setup command that fails is the task's
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import replace
@@ -28,6 +29,7 @@ from evaluation.sandbox.sessions.environments import (
     PreparationFailed,
     PreparedEnvironment,
 )
+from evaluation.sandbox.sessions.host import PRUNE_EVERY_S
 from evaluation.sandbox.sessions.limits import SessionLimits
 from evaluation.sandbox.sessions.session import Session, SessionError, SessionInfraFailure
 from evaluation.sandbox.sessions.verdict import Verdict
@@ -47,9 +49,11 @@ MUTANT_TIMEOUT_FLOOR_S = 10.0
 # once rather than each run the setup again, for this long.
 SETUP_FAILURE_KEPT_S = 600.0
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _caches: dict[str, EnvironmentCache] = {}
 _failed_setups: dict[str, tuple[float, PreparationFailed]] = {}
+_pruned_at: dict[str, float] = {}  # backend: time.monotonic() of its last prune
 
 
 def environment_cache() -> EnvironmentCache:
@@ -87,6 +91,21 @@ def prepared_environment(version: TaskVersion) -> PreparedEnvironment:
         raise
 
 
+def prune_environments(backend: str) -> None:
+    """Let `backend` drop what it keeps for environments this host's cache evicted (a
+    Docker image each), at most once a minute, as a session host's reaper does: a worker
+    that only verifies would otherwise keep an image of every version it ever ran."""
+    now = time.monotonic()
+    with _lock:
+        if now - _pruned_at.get(backend, -PRUNE_EVERY_S) < PRUNE_EVERY_S:
+            return
+        _pruned_at[backend] = now
+    try:
+        sandbox_factory(backend).prune_environments(environment_cache())
+    except Exception as exc:  # the engine down: the next run tries again
+        log.warning("could not prune the images of evicted environments: %s", exc)
+
+
 def _outcome(status: str, wall_s: float, **result: Any) -> dict[str, Any]:
     return {"status": status, "result": {"kind": "repository", "status": status, **result}, "wall_s": wall_s,
             "cpu_s": None, "request_digest": ""}  # fmt: skip
@@ -117,6 +136,7 @@ def repository_run(
     if verdict_cap_s is not None:
         spec = replace(spec, timeout_s=min(spec.timeout_s, max(verdict_cap_s, MUTANT_TIMEOUT_FLOOR_S)))
     facts = {"backend": backend, "environment": environment.digest, "verdict_timeout_s": spec.timeout_s}
+    prune_environments(backend)
     session = Session(environment=environment, limits=LIMITS, verdict_spec=spec,
                       sandbox_class=sandbox_factory(backend))  # fmt: skip
     try:
