@@ -35,6 +35,7 @@ Usage: .venv/bin/python bench/synthesis.py [--limit N] [--mutants M] [--inputs N
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -67,7 +68,6 @@ from evaluation.verification import audit  # noqa: E402
 from evaluation.verification.config import VerifyConfig  # noqa: E402
 from evaluation.verification.generated.proposals import proposed_tests_accept  # noqa: E402
 from evaluation.verification.inline import verifications_run  # noqa: E402
-from tasks_app.content import VersionContent  # noqa: E402
 from tasks_app.importers.humaneval import to_record  # noqa: E402
 from tasks_app.models import Task, TaskVersion  # noqa: E402
 from tasks_app.services import task_create, task_submit  # noqa: E402
@@ -141,11 +141,10 @@ def visible_variant(path: Path, actor, limit: int | None) -> list[TaskVersion]:
         if not line.strip():
             continue
         record = to_record(json.loads(line))
-        content = dict(record.content)
-        content["visible_tests"] = list(content["hidden_tests"])
+        content = dataclasses.replace(record.content, visible_tests=list(record.content.hidden_tests))
         slug = f"visible-{record.slug}"[:120]
         task = Task.objects.filter(slug=slug).first() or task_create(
-            actor=actor, slug=slug, title=record.title, content=VersionContent.parse(content), tags=["visible"]
+            actor=actor, slug=slug, title=record.title, content=content, tags=["visible"]
         )
         if task.state == "draft":
             task_submit(actor=actor, task=task, note="bench")

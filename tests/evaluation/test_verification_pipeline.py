@@ -61,6 +61,7 @@ def test_a_sound_task_is_verified_with_every_figure(curator):
         "adversarial",
         "mutant",
         "probe",
+        "explore",  # the generated inputs' run: every mutant judged on them
     }
     assert verification.executions.filter(role="reference").count() == 2  # R runs each
     summary = verification.summary
