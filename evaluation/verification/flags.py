@@ -100,7 +100,8 @@ def _weak_tests(summary: dict[str, Any], below: float) -> FoundFlag | None:
         return FoundFlag(
             "WEAK_TESTS",
             "error",
-            f"Of the surviving mutants of the reference, {len(proven)} are proven wrong: on generated inputs they answer "
+            f"Of the surviving mutants of the reference, {len(proven)} are proven wrong: on generated inputs they "
+            f"answer "
             f"differently from the reference, yet pass every test. For example, on arguments "
             f"{str(first.get('args'))[:160]} the reference returns {str(first.get('expected'))[:120]} and mutant "
             f"{first['mutant'][:12]} {did}. Accept the proposed counterexample tests to close the gap.",
