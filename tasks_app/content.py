@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
+from tasks_app.canonical import canonical_json
 from tasks_app.errors import ValidationFailed
+from tasks_app.generated_tests import parse_generated_tests
 from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
 
 HASH_SCHEME = "taskversion/v1"
@@ -53,12 +54,6 @@ CONTENT_FIELDS = (
     "precondition",
     "generated_tests",
 )
-# What a generated hidden test records of where it came from (evaluation's input generation):
-# its place among the hidden tests, the generator and seed that made its input, why it was
-# made (a counterexample to a surviving mutant, or a hidden test for an all-visible suite),
-# the mutant it kills, and the version whose verification proposed it.
-GENERATED_TEST_FIELDS = ("hidden_index", "generator", "seed", "reason", "mutant", "from_version")
-GENERATED_TEST_REASONS = ("counterexample", "hidden_for_visible")
 # Suite kinds whose tests call one entry point with plain arguments: where inputs can be
 # generated and a precondition applies.
 CALL_SUITE_KINDS = ("assertions", "check_function")
@@ -167,30 +162,6 @@ class VersionContent:
 
     def has_reference(self) -> bool:
         return any(s.role == "reference" for s in self.solutions)
-
-
-def generated_tests_carried(
-    previous_hidden: list[Any], previous_generated: list[dict[str, Any]], hidden: list[Any]
-) -> list[dict[str, Any]]:
-    """The generated-test records of an edited version: a generated hidden test kept
-    unchanged keeps its record (at its new index); one edited or removed loses it, as it
-    is no longer what the generator made."""
-    index_of: dict[str, int] = {}
-    for index, test in enumerate(hidden):
-        index_of.setdefault(canonical_json(test), index)
-    carried = []
-    for entry in previous_generated:
-        old = entry.get("hidden_index")
-        if not isinstance(old, int) or not 0 <= old < len(previous_hidden):
-            continue
-        new = index_of.pop(canonical_json(previous_hidden[old]), None)
-        if new is not None:
-            carried.append({**entry, "hidden_index": new})
-    return sorted(carried, key=lambda entry: entry["hidden_index"])
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def content_hash(canonical: dict[str, Any]) -> str:
@@ -321,7 +292,7 @@ class _Parser:
         )
         repository = self.repository(data, suite_kind, solutions)
         precondition = self.precondition(data, suite_kind, code_limit)
-        generated = self.generated_tests(data.get("generated_tests"), len(hidden))
+        generated = parse_generated_tests(data.get("generated_tests"), len(hidden), self.error, _type_name)
 
         if self.errors:
             count = sum(len(v) for v in self.errors.values())
@@ -362,48 +333,6 @@ class _Parser:
             self.error("precondition", "Define a function precondition(...) taking the entry point's arguments and "
                                        "returning True for a valid input.")  # fmt: skip
         return source
-
-    def generated_tests(self, value: Any, hidden_count: int) -> list[dict[str, Any]]:
-        """Which hidden tests were generated, and from what (GENERATED_TEST_FIELDS)."""
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.error("generated_tests", f"Expected a list, got {_type_name(value)}.")
-            return []
-        entries, seen = [], set()
-        for i, item in enumerate(value):
-            path = f"generated_tests[{i}]"
-            if not isinstance(item, dict):
-                self.error(path, f"Expected an object, got {_type_name(item)}.")
-                continue
-            unknown = sorted(set(item) - set(GENERATED_TEST_FIELDS))
-            missing = [name for name in ("hidden_index", "generator", "seed", "reason") if name not in item]
-            if unknown or missing:
-                self.error(path, f"Unknown field(s) {unknown}; missing {missing}." if unknown and missing else
-                           (f"Unknown field(s): {', '.join(unknown)}." if unknown else
-                            f"Missing field(s): {', '.join(missing)}."))  # fmt: skip
-                continue
-            index, seed = item["hidden_index"], item["seed"]
-            if type(index) is not int or not 0 <= index < hidden_count:
-                self.error(f"{path}.hidden_index", f"Expected the index of a hidden test (0 to {hidden_count - 1}).")
-                continue
-            if index in seen:
-                self.error(f"{path}.hidden_index", f"Hidden test {index} is listed twice.")
-                continue
-            if type(seed) is not int:
-                self.error(f"{path}.seed", "Expected an integer.")
-                continue
-            if item["reason"] not in GENERATED_TEST_REASONS:
-                self.error(f"{path}.reason", f"Expected one of {', '.join(GENERATED_TEST_REASONS)}.")
-                continue
-            texts = {name: item.get(name, "") for name in ("generator", "mutant", "from_version")}
-            bad = [name for name, text in texts.items() if not isinstance(text, str) or len(text) > 200]
-            if bad:
-                self.error(f"{path}.{bad[0]}", "Expected a string of at most 200 characters.")
-                continue
-            seen.add(index)
-            entries.append({"hidden_index": index, "seed": seed, "reason": item["reason"], **texts})
-        return sorted(entries, key=lambda entry: entry["hidden_index"])
 
     def repository(self, data: dict, suite_kind: str, solutions: list[SolutionContent]) -> RepositoryContent | None:
         """The tree, tests and protected paths of a repository task; its solutions are

@@ -16,8 +16,9 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from tasks_app import selectors, services
-from tasks_app.content import SUITE_KINDS, generated_tests_carried
+from tasks_app.content import SUITE_KINDS
 from tasks_app.errors import Conflict, DomainError, PermissionDenied, ValidationFailed
+from tasks_app.generated_tests import generated_tests_carried
 from tasks_app.models import State, Task
 from tasks_app.repository.content import REPOSITORY_KIND
 from tasks_app.roles import CURATOR, REVIEWER, TRAINER, has_role
