@@ -61,6 +61,7 @@ def proposals_record(*, verification: Verification, generated: dict[str, Any], d
     generator, seed = str(data.get("generator") or ""), int(data.get("seed") or 0)
     descriptions = dict(verification.executions.filter(role="mutant").values_list("subject", "description"))
     rows: list[ProposedTest] = []
+    seen: set[str] = set()
 
     def add(reason: str, example: dict[str, Any], note: str, mutant: str = "", got: str = "") -> bool:
         try:
@@ -69,12 +70,14 @@ def proposals_record(*, verification: Verification, generated: dict[str, Any], d
                                expected=example["expected"], note=note)  # fmt: skip
         except (NotATest, KeyError, TypeError):
             return False
-        if any(row.digest == _digest(test) for row in rows) or test in version.hidden_tests:
+        digest = _digest(test)
+        if digest in seen or test in version.hidden_tests:
             return False
+        seen.add(digest)
         rows.append(ProposedTest(verification=verification, version=version, reason=reason, mutant_digest=mutant,
                                  mutant_description=descriptions.get(mutant, "")[:300], args=example["args"],
                                  kwargs=example.get("kwargs") or "{}", expected=example["expected"], got=got[:2000],
-                                 test=test, digest=_digest(test), generator=generator, seed=seed))  # fmt: skip
+                                 test=test, digest=digest, generator=generator, seed=seed))  # fmt: skip
         return True
 
     for proven in generated.get("proven_non_equivalent") or []:
