@@ -28,9 +28,10 @@ from __future__ import annotations
 import time
 
 from . import remote, scope
+from .explore_annotations import signature
 from .explore_calls import LOAD_WAIT_S, Answer, Runner
 from .explore_capture import capture
-from .explore_generate import Generator, signature, stable_hash
+from .explore_generate import Generator, stable_hash
 from .explore_report import report
 from .explore_shrink import variants
 from .explore_values import copy, has_opaque, key_of, same, weight
