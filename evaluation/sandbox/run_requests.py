@@ -65,6 +65,8 @@ def explore_request_for(
         "seed": int(seed),
         "inputs": int(inputs),
         "keep": int(keep),
+        # What a mutant's timeout must outlast to prove it wrong: the limit its test would run under.
+        "test_limit_s": float(version.time_limit_s),
     }
     if call_budget_s is not None:
         tests["call_budget_s"] = float(call_budget_s)

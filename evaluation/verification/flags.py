@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
+from evaluation.verification.generated.judgement import what_it_did
+
 DEFAULT_THRESHOLDS = {
     "WEAK_TESTS_BELOW": 0.8,  # mutation score
     "SLOW_HEADROOM_BELOW": 2.0,  # time limit / reference p95 wall time
@@ -94,9 +96,7 @@ def _weak_tests(summary: dict[str, Any], below: float) -> FoundFlag | None:
                else len(survivors)}  # fmt: skip
     if proven:
         first = proven[0]
-        did = "timed out" if first.get("timed_out") else (
-            f"raised {first['raised']}" if first.get("raised") else f"returned {str(first.get('got'))[:120]}"
-        )  # fmt: skip
+        did = what_it_did(first)
         return FoundFlag(
             "WEAK_TESTS",
             "error",

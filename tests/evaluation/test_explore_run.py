@@ -33,10 +33,11 @@ BIGGEST_MUTANTS = [
 ]
 
 
-def version(kind: str, entry: str, hidden: list[str], *, visible: list[str] = (), setup: str = "") -> SimpleNamespace:
+def version(kind: str, entry: str, hidden: list[str], *, visible: list[str] = (), setup: str = "",
+            time_limit_s: float = 10.0) -> SimpleNamespace:  # fmt: skip
     """What explore_request_for reads of a task version."""
     return SimpleNamespace(suite_kind=kind, entry_point=entry, test_setup=setup, visible_tests=list(visible),
-                           hidden_tests=list(hidden), memory_limit_mb=256)  # fmt: skip
+                           hidden_tests=list(hidden), memory_limit_mb=256, time_limit_s=time_limit_s)  # fmt: skip
 
 
 def explore(pool, task, reference: str, mutants, *, seed: int = 1, inputs: int = 200, keep: int = 10,
@@ -190,6 +191,30 @@ def test_near_its_deadline_a_run_stops_and_reports_what_it_has_as_incomplete(bwr
 
 
 @needs_bwrap
+def test_a_timeout_proves_a_mutant_wrong_only_past_the_tasks_own_time_limit(bwrap_pool):
+    """Outrunning the call budget (10 x the reference) makes a mutant slower, not wrong:
+    a test fails it only if it outlasts the time limit the test runs under."""
+    task = version("assertions", "size", ["assert size(3) == 3", "assert size(-4) == 4", "assert size(0) == 0"],
+                   time_limit_s=2.0)  # fmt: skip
+    mutants = [
+        ("slower", "import time\n\ndef size(n):\n    if abs(n) > 40:\n        time.sleep(0.6)\n    return abs(n)\n"),
+        ("hangs", "def size(n):\n    while abs(n) > 40:\n        pass\n    return abs(n)\n"),
+    ]
+    data = explore(bwrap_pool, task, "def size(n):\n    return abs(n)\n", mutants, inputs=120)
+
+    slower = data["mutants"]["slower"]
+    assert slower["outcome"] == "same" and slower["counterexample"] is None
+    assert abs(read(slower["slower"]["args"])[0]) > 40 and 0.5 <= slower["slower"]["seconds"] < 2.0
+    hangs = data["mutants"]["hangs"]
+    example = hangs["counterexample"]
+    assert hangs["outcome"] == "differs" and example["timed_out"] is True and example["timeout_s"] == 2.0
+    assert abs(read(example["args"])[0]) > 40
+    # Only the proven timeout names a mutant on a proposal: the slower one tells nothing apart.
+    assert all("slower" not in p["kills"] for p in data["proposals"])
+    assert any(p["kills"] == ["hangs"] for p in data["proposals"])
+
+
+@needs_bwrap
 def test_mutants_that_hang_exit_or_kill_themselves_differ_and_the_run_completes(bwrap_pool):
     mutants = [
         ("hangs", "def biggest(xs):\n    while True:\n        pass\n"),
@@ -312,12 +337,35 @@ def test_only_function_tasks_can_be_explored():
 # -- values, as the judge compares and reports them ---------------------------------------------
 
 
-def test_outputs_compare_structurally_with_floats_close_and_bools_lists_and_tuples_apart():
+def test_outputs_compare_as_the_generated_test_will_floats_close_and_the_rest_by_equality():
     same = explore_values.same
     assert same([1.0, {"a": (2, 0.1 + 0.2)}], [1, {"a": (2, 0.3)}])
     assert same(float("nan"), float("nan")) and same(1e-12, 0.0)
-    assert not same(True, 1) and not same([1], (1,)) and not same(1.0, 1.01) and not same({"a": 1}, {"b": 1})
+    # within 1e-6 of max(1, |expected|): what the test's _close accepts, no tighter
+    assert same(0.0, 7.6e-7) and same(1e9, 1e9 + 900) and not same(0.0, 2e-6) and not same(1e9, 1e9 + 2000)
+    assert not same([1.0], (1.0,)) and not same(1.0, 1.01) and not same({"a": 1}, {"b": 1})
+    # no float expected: Python's ==, as `assert got == want` checks (True == 1, 1 == 1.0)
+    assert same(True, 1) and same(1, 1.0) and not same([1], (1,)) and not same("1", 1)
     assert not same(explore_values.Opaque([1, "Node", 0]), explore_values.Opaque([1, "Node", 0]))
+    assert not same([1], [explore_values.Opaque([1, "Node", 0])])
+
+
+def test_a_mutant_told_apart_is_one_its_generated_test_fails():
+    from evaluation.verification.generated.tests_text import hidden_test
+
+    cases = [((0.0,), 7.6e-7), ((0.0,), 3e-6), ((True,), 1), (([1, 2],), (1, 2)), (([0.5, 2],), [0.5, 2.0000001]),
+             (({"k": 1.0},), {"k": 1.1}), ((3,), 3.0), ((2.5,), 2), ((1.0,), True), ((0.5,), "0.5")]  # fmt: skip
+    for (expected,), got in cases:
+        test = hidden_test(suite_kind="check_function", entry_point="f", args="()", kwargs="{}",
+                           expected=repr(expected), note="n")  # fmt: skip
+        scope: dict = {}
+        exec(test, scope)  # noqa: S102 - a test this module just wrote
+        try:
+            scope["check"](lambda got=got: got)
+            passes = True
+        except AssertionError:
+            passes = False
+        assert passes == explore_values.same(expected, got), (expected, got)
 
 
 def test_only_values_that_read_back_the_same_are_literal():

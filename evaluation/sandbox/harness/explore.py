@@ -13,7 +13,12 @@ with the reference as the run's solution and the mutants in its tests frame:
    budget both times;
 4. compare: each mutant runs on every valid input; the simplest input it is told
    apart on is shrunk while the reference still accepts it and the mutant still
-   differs (explore_shrink.py); a mutant never told apart is `same`;
+   differs (explore_shrink.py); a mutant never told apart is `same`. A mutant
+   told apart only by running past its budget is slower, not yet wrong: the
+   shrunk input (then the unshrunk one) is run again with the task's own time
+   limit, and only a call that outlasts that proves it (a test would fail it);
+   one that answers the reference's value within it leaves the mutant `same`,
+   noted as `slower`;
 5. report: counts, each mutant's outcome and counterexample, and proposals of new
    tests (counterexamples first, then inputs with diverse outputs), as data in
    the run's record (explore_report.py).
@@ -34,7 +39,7 @@ from .explore_capture import capture
 from .explore_generate import Generator, stable_hash
 from .explore_report import report
 from .explore_shrink import variants
-from .explore_values import copy, has_opaque, key_of, same, weight
+from .explore_values import copy, has_opaque, key_of, same, text_of, weight
 from .outcomes import CandidateFailure, LoadError
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
@@ -101,6 +106,8 @@ class Exploration:
         self.mutants = [(str(m.get("id")), str(m.get("code") or "")) for m in tests.get("mutants") or []
                         if isinstance(m, dict)]  # fmt: skip
         self.given_budget = tests.get("call_budget_s")
+        # The time limit a test of the task runs under: what a timeout must outlast to prove anything.
+        self.test_limit = float(tests["test_limit_s"]) if tests.get("test_limit_s") else None
         self.complete = True
         self.reasons = dict.fromkeys(REASONS, 0)
         self.captured: list[tuple[tuple, dict]] = []
@@ -247,6 +254,7 @@ class Exploration:
             return {"outcome": "not_loaded", "tried": 0, "finding": None}
         tried = 0
         finding: Finding | None = None
+        unshrunk: Finding | None = None  # a timeout's input before shrinking: the likelier to outlast the limit
         try:
             for found in self.lightest:
                 if time.monotonic() > own_deadline:
@@ -259,18 +267,49 @@ class Exploration:
                 if verdict.kind != "differs":
                     continue
                 if finding is None or (_rank(finding.answer) > 0 and _rank(verdict.answer) == 0):
+                    if _rank(verdict.answer) == 2 and unshrunk is None:
+                        unshrunk = Finding(found, verdict.answer, 0)
                     shrunk = self._shrink(runner, mutant_id, Finding(found, verdict.answer, 0))
                     if finding is None or _rank(shrunk.answer) < _rank(finding.answer):
                         finding = shrunk
                 elif verdict.answer.kind in ("timeout", "exited"):
                     break  # once told apart, a call that costs a process or a budget ends the sweep
+            if finding is not None and _rank(finding.answer) == 2 and self.test_limit:
+                finding, slower = self._confirm_timeout(runner, mutant_id, finding, unshrunk)
+                if finding is None:
+                    return {"outcome": "same", "tried": tried, "finding": None, "slower": slower}
         except OutOfTime:
             self.complete = False
+            if finding is not None and _rank(finding.answer) == 2 and self.test_limit:
+                return {"outcome": "unconfirmed", "tried": tried, "finding": None}
         finally:
             runner.discard()
         if finding is None:
             return {"outcome": "same", "tried": tried, "finding": None}
         return {"outcome": "differs", "tried": tried, "finding": finding}
+
+    def _confirm_timeout(self, runner: Runner, mutant_id: str, finding: Finding,
+                         unshrunk: Finding | None) -> tuple[Finding | None, dict[str, Any] | None]:  # fmt: skip
+        """Run a timed-out counterexample again with the task's own time limit: the
+        finding if the mutant outlasts it (or answers wrongly after all), else None
+        and how much slower it was (the input and the seconds it took)."""
+        assert self.test_limit is not None
+        slower = None
+        tried: set[str] = set()
+        for candidate in (finding, unshrunk):
+            if candidate is None or candidate.input.key in tried:
+                continue
+            tried.add(candidate.input.key)
+            found = candidate.input
+            self.need(self.test_limit)
+            answer = runner.call(found.args, found.kwargs, self.test_limit)
+            if answer.kind != "value" or not same(found.expected, answer.value):
+                if mutant_id not in found.kills:
+                    found.kills.append(mutant_id)
+                return Finding(found, answer, candidate.steps), None
+            slower = {"args": text_of(found.args), "kwargs": text_of(found.kwargs),
+                      "seconds": round(answer.seconds, 3), "reference_seconds": round(found.seconds, 4)}  # fmt: skip
+        return None, slower
 
     def _shrink(self, runner: Runner, mutant_id: str, finding: Finding) -> Finding:
         """Greedy: take the first simpler variant that the reference still accepts and
@@ -365,7 +404,8 @@ class Exploration:
             answer = runner.call(found.args, found.kwargs, 2 * budget)
         self.compared.setdefault(found.key, set()).add(mutant_id)
         differs = answer.kind != "value" or not same(found.expected, answer.value)
-        if differs and mutant_id not in found.kills:
+        # A timeout under this budget says the mutant is slower, not that a test would fail it.
+        if differs and answer.kind != "timeout" and mutant_id not in found.kills:
             found.kills.append(mutant_id)
         return Verdict("differs" if differs else "same", answer)
 

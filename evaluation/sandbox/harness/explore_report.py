@@ -29,8 +29,10 @@ def report(exploration: Exploration, generator: str) -> dict[str, Any]:
         mutants[mutant_id] = {
             "outcome": outcome["outcome"],
             "tried": outcome["tried"],
-            "counterexample": counterexample(finding) if finding is not None else None,
+            "counterexample": counterexample(finding, exploration.test_limit) if finding is not None else None,
         }
+        if outcome.get("slower"):
+            mutants[mutant_id]["slower"] = outcome["slower"]
     data = {
         "generator": generator,
         "seed": exploration.seed,
@@ -54,15 +56,18 @@ def _literals(found: Input) -> tuple[str, str, str] | None:
     return None if None in texts else texts  # type: ignore[return-value]
 
 
-def counterexample(finding: Finding) -> dict[str, Any]:
+def counterexample(finding: Finding, limit_s: float | None = None) -> dict[str, Any]:
     found, answer = finding.input, finding.answer
+    timed_out = answer.kind == "timeout"
     return {
         "args": text_of(found.args),
         "kwargs": text_of(found.kwargs),
         "expected": text_of(found.expected),
         "got": text_of(answer.value) if answer.kind == "value" else None,
         "raised": answer.raised if answer.kind in ("raised", "exited") else None,
-        "timed_out": answer.kind == "timeout",
+        "timed_out": timed_out,
+        # The budget it outlasted: the task's time limit once confirmed (explore._confirm_timeout).
+        **({"timeout_s": limit_s} if timed_out and limit_s else {}),
         "shrink_steps": finding.steps,
         "literal": _literals(found) is not None,
     }

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # Nesting past which comparison falls back to Python's own == (no float tolerance):
 # recursion that deep is the data's business, not a reason to fail the run.
 _DEEP = 200
+# A float answer's tolerance, relative to max(1, |expected|): the generated tests' own
+# (tests_text.py reads it from here), so the run proves exactly what a test will check.
+REL_TOL = 1e-6
 # Longest literal source kept in the record for one value.
 MAX_TEXT = 20_000
 
@@ -62,47 +65,44 @@ def has_opaque(value: Any) -> bool:
 
 
 def same(expected: Any, got: Any) -> bool:
-    """Whether a mutant's answer matches the reference's: structurally, floats within
-    math.isclose(rel_tol=1e-6, abs_tol=1e-9), NaN equal to NaN, an int and a float by
-    value, but a bool never equal to an int nor a list to a tuple."""
+    """Whether a test made of this answer (verification/generated/tests_text.py) would
+    accept `got`: the very relation it checks, so that a mutant told apart here is one
+    the test fails. Python's == where the expected answer holds no float; with a
+    float in it, a number (never a bool) within REL_TOL of max(1, |expected|), lists
+    and tuples of the same type element by element, dicts key by key, and == for the
+    rest. NaN matches NaN (no test is made of one); an Opaque answer matches nothing."""
+    if has_opaque(got):
+        return False
     try:
-        return _same(expected, got, 0)
+        return _close(got, expected, 0) if _has_float(expected, 0) else bool(got == expected)
     except (RecursionError, TypeError, ValueError, OverflowError):
         return False
 
 
-def _close(left: float, right: float) -> bool:
-    import math
-
-    if left != left and right != right:  # NaN
+def _has_float(value: Any, depth: int) -> bool:
+    if isinstance(value, (float, complex)):
         return True
-    return left == right or math.isclose(left, right, rel_tol=1e-6, abs_tol=1e-9)
-
-
-def _same(left: Any, right: Any, depth: int) -> bool:
-    kind, other = type(left), type(right)
-    if kind is Opaque or other is Opaque:
-        return False
-    if kind in (int, float) and other in (int, float):  # type(True) is bool: never here
-        if kind is int and other is int:
-            return left == right
-        try:
-            return _close(float(left), float(right))
-        except OverflowError:
-            return left == right
-    if kind is not other:
-        return False
-    if kind is complex:
-        return _close(left.real, right.real) and _close(left.imag, right.imag)
     if depth > _DEEP:
-        return bool(left == right)
-    if isinstance(left, (list, tuple)) or kind.__name__ == "deque":
-        return len(left) == len(right) and all(_same(a, b, depth + 1) for a, b in zip(left, right, strict=True))
-    if isinstance(left, dict):
-        if len(left) != len(right) or left.keys() != right.keys():
-            return False
-        return all(_same(value, right[key], depth + 1) for key, value in left.items())
-    return bool(left == right)
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_has_float(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(_has_float(k, depth + 1) or _has_float(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _close(got: Any, want: Any, depth: int) -> bool:
+    if depth > _DEEP:
+        return bool(got == want)
+    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        if want != want:
+            return got != got
+        return abs(got - want) <= REL_TOL * max(1.0, abs(want))
+    if isinstance(want, (list, tuple)) and type(got) is type(want) and len(got) == len(want):
+        return all(_close(g, w, depth + 1) for g, w in zip(got, want, strict=True))
+    if isinstance(want, dict) and isinstance(got, dict) and set(got) == set(want):
+        return all(_close(got[k], w, depth + 1) for k, w in want.items())
+    return bool(got == want)
 
 
 def literal(value: Any) -> str | None:

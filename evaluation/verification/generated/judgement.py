@@ -5,7 +5,9 @@ A survivor passed every test. On the generated inputs it is:
   input (the run shrank that input to the smallest it found): a wrong program the
   tests pass, so the tests are weak;
 - probably equivalent: never told apart after N valid inputs, N at least MIN_TRIED
-  (shown, so a reader can weigh it);
+  (shown, so a reader can weigh it); one that only ran slower than the reference,
+  yet answered right within the task's own time limit, is one too, noted `slower`
+  (a test cannot fail it: a timeout proves nothing short of that limit);
 - unjudged: the run did not happen, failed, ran out of time before reaching it, or
   had too few valid inputs to say.
 
@@ -61,7 +63,9 @@ def survivors_judged(
         if verdict.get("outcome") == "differs" and isinstance(example, dict):
             proven.append({"mutant": digest, "tried": tried, **_counterexample(example)})
         elif verdict.get("outcome") == "same" and tried >= MIN_TRIED:
-            probable.append({"mutant": digest, "tried": tried})
+            # `slower`: it outran its budget on an input, but answered right within the task's limit.
+            slower = verdict.get("slower") if isinstance(verdict.get("slower"), dict) else None
+            probable.append({"mutant": digest, "tried": tried, **({"slower": slower} if slower else {})})
         else:
             unjudged.append(digest)
     score = figures.rate(killed, max(0, counted - len(probable))) if counted else figures.rate(0, 0)
@@ -88,6 +92,19 @@ def _counterexample(example: dict[str, Any]) -> dict[str, Any]:
         "got": example.get("got"),
         "raised": example.get("raised"),
         "timed_out": bool(example.get("timed_out")),
+        "timeout_s": example.get("timeout_s"),  # the limit it outlasted (the task's own), where confirmed
         "shrink_steps": int(example.get("shrink_steps") or 0),
         "literal": bool(example.get("literal", True)),
     }
+
+
+def what_it_did(proven: dict[str, Any], width: int = 120) -> str:
+    """A proven survivor's answer on its counterexample, said for a reader (the report,
+    the WEAK_TESTS message, a proposed test's comment): at most `width` characters of
+    the value."""
+    if proven.get("timed_out"):
+        limit = proven.get("timeout_s")
+        return f"ran past the task's {limit:g} s time limit" if isinstance(limit, (int, float)) else "timed out"
+    if proven.get("raised"):
+        return f"raised {str(proven['raised'])[:width]}"
+    return f"returned {str(proven.get('got'))[:width]}"

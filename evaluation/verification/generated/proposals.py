@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from evaluation.models import Execution, ProposedTest, ProposedTestReason, ProposedTestState, Verification
 from evaluation.verification.generated import all_tests_visible, applies
+from evaluation.verification.generated.judgement import what_it_did
 from evaluation.verification.generated.tests_text import NotATest, hidden_test, literal
 from evaluation.verification.probes.examples import visible_examples
 from tasks_app.content import VersionContent, canonical_json
@@ -81,8 +82,10 @@ def proposals_record(*, verification: Verification, generated: dict[str, Any], d
         return True
 
     for proven in generated.get("proven_non_equivalent") or []:
-        got = _what_it_did(proven)
-        note = f"generated ({generator}, seed {seed}): mutant {proven['mutant'][:12]} answers {got[:80]}"
+        note = f"generated ({generator}, seed {seed}): mutant {proven['mutant'][:12]} {what_it_did(proven, 80)}"
+        # The mutant's own value where it returned one; else what happened instead.
+        plain = proven.get("got") is not None and not (proven.get("timed_out") or proven.get("raised"))
+        got = str(proven["got"]) if plain else what_it_did(proven, 2000)
         add(ProposedTestReason.COUNTEREXAMPLE, proven, note, mutant=proven["mutant"], got=got)
     if all_tests_visible(version):
         wanted = int((verification.config or {}).get("proposals", 10))
@@ -111,14 +114,6 @@ def _answers(proposal: dict[str, Any], default: Any, has_default: bool) -> bool:
         return literal(str(proposal.get("expected")), "expected answer") == default
     except NotATest:
         return True
-
-
-def _what_it_did(proven: dict[str, Any]) -> str:
-    if proven.get("timed_out"):
-        return "nothing in time (timed out)"
-    if proven.get("raised"):
-        return f"raised {proven['raised']}"
-    return str(proven.get("got"))
 
 
 @dataclass

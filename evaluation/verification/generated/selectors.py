@@ -14,6 +14,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from evaluation.models import ProposedTest, ProposedTestState, Verification
+from evaluation.verification.generated.judgement import what_it_did
 from tasks_app.errors import NotFound, ValidationFailed
 from tasks_app.models import Task, TaskVersion
 
@@ -29,15 +30,6 @@ ROW_FIGURES = (
     "generated_tests_proposed",
     "generated_tests_accepted",
 )
-
-
-def what_it_did(proven: dict[str, Any]) -> str:
-    """A proven survivor's answer on its counterexample, said for a reader."""
-    if proven.get("timed_out"):
-        return "timed out"
-    if proven.get("raised"):
-        return f"raised {proven['raised']}"
-    return f"returned {proven.get('got')}"
 
 
 def verification_proposals(verification: Verification) -> list[ProposedTest]:

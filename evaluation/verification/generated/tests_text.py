@@ -3,9 +3,10 @@ version's suite kind.
 
 The sandbox sends arguments and answers as Python literal sources; they are read back
 with ast.literal_eval (never evaluated), so a test is only ever made of plain values.
-A float anywhere in the answer is compared with a relative tolerance of 1e-6, as the
-sandbox compared the mutants: a correct solution that sums in another order must not
-fail a generated test.
+A float anywhere in the answer is compared within 1e-6 of max(1, |expected|), and
+everything else with ==: exactly the relation the sandbox told mutants apart by
+(explore_values.same), so a proven survivor is one its test fails, and a correct
+solution that sums in another order does not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import ast
 import math
 from typing import Any
 
-REL_TOL = 1e-6
+from evaluation.sandbox.harness.explore_values import REL_TOL
 
 
 class NotATest(ValueError):
