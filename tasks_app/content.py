@@ -18,6 +18,7 @@ from django.conf import settings
 from tasks_app.canonical import canonical_json
 from tasks_app.errors import ValidationFailed
 from tasks_app.generated_tests import parse_generated_tests
+from tasks_app.languages import LANGUAGES, PYTHON, language_problem, parse_comparator
 from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
 
 HASH_SCHEME = "taskversion/v1"
@@ -26,7 +27,6 @@ HASH_SCHEME = "taskversion/v1"
 # an agent edits (tasks_app/repository/), judged by the session engine.
 PROGRAM_SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
 SUITE_KINDS = (*PROGRAM_SUITE_KINDS, REPOSITORY_KIND)
-LANGUAGES = ("python",)
 SOLUTION_ROLES = ("reference", "adversarial")
 SOLUTION_FIELDS = ("role", "label", "code", "note")
 STDIO_CASE_FIELDS = ("input", "output")
@@ -53,6 +53,7 @@ CONTENT_FIELDS = (
     "repository",
     "precondition",
     "generated_tests",
+    "comparator",
 )
 # Suite kinds whose tests call one entry point with plain arguments: where inputs can be
 # generated and a precondition applies.
@@ -88,6 +89,7 @@ class VersionContent:
     # it rejects are invalid (call suite kinds only).
     precondition: str = ""
     generated_tests: list[dict[str, Any]] = field(default_factory=list)
+    comparator: dict[str, Any] = field(default_factory=dict)  # stdio: how output is compared (languages.py)
 
     # -- construction -------------------------------------------------------------
 
@@ -120,6 +122,7 @@ class VersionContent:
             repository=RepositoryContent.from_stored(version.repository) if version.repository else None,
             precondition=version.precondition,
             generated_tests=list(version.generated_tests),
+            comparator=dict(version.comparator or {}),
         )
 
     # -- canonical form ----------------------------------------------------------
@@ -152,6 +155,8 @@ class VersionContent:
             canonical["precondition"] = self.precondition
         if self.generated_tests:
             canonical["generated_tests"] = self.generated_tests
+        if self.comparator:
+            canonical["comparator"] = self.comparator
         return canonical
 
     def sorted_solutions(self) -> list[SolutionContent]:
@@ -270,8 +275,10 @@ class _Parser:
 
         code_limit = settings.TASKS_MAX_CODE_BYTES
         statement = self.text(data, "statement", limit=settings.TASKS_MAX_STATEMENT_BYTES, required=True)
-        language = self.choice(data, "language", LANGUAGES, default="python")
+        language = self.choice(data, "language", LANGUAGES, default=PYTHON)
         suite_kind = self.choice(data, "suite_kind", SUITE_KINDS, default=None)
+        if language and suite_kind and (problem := language_problem(language, suite_kind)):
+            self.error("language", problem)
         repo_kind = suite_kind == REPOSITORY_KIND
         entry_point = self.text(data, "entry_point", limit=200).strip()
         if entry_point and (not entry_point.isidentifier() or keyword.iskeyword(entry_point)):
@@ -285,7 +292,7 @@ class _Parser:
         hidden = self.tests(data, "hidden_tests", suite_kind, required=not repo_kind)
         # An invalid entry point is reported once, not again for every reference.
         checked_entry = "" if f"{self.prefix}entry_point" in self.errors else entry_point
-        solutions = self.solutions(data.get("solutions", []), checked_entry, suite_kind)
+        solutions = self.solutions(data.get("solutions", []), checked_entry, suite_kind, language != PYTHON)
         time_limit = self.number(data, "time_limit_s", DEFAULT_TIME_LIMIT_S, 0.0, MAX_TIME_LIMIT_S, integer=False)
         memory = self.number(
             data, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, integer=True
@@ -293,6 +300,7 @@ class _Parser:
         repository = self.repository(data, suite_kind, solutions)
         precondition = self.precondition(data, suite_kind, code_limit)
         generated = parse_generated_tests(data.get("generated_tests"), len(hidden), self.error, _type_name)
+        comparator = parse_comparator(data.get("comparator"), suite_kind or "", self.error)
 
         if self.errors:
             count = sum(len(v) for v in self.errors.values())
@@ -316,6 +324,7 @@ class _Parser:
             repository=repository,
             precondition=precondition,
             generated_tests=generated,
+            comparator=comparator,
         )
 
     def precondition(self, data: dict, suite_kind: str, code_limit: int) -> str:
@@ -448,13 +457,14 @@ class _Parser:
 
     # Solutions ------------------------------------------------------------------------
 
-    def solutions(self, value: Any, entry_point: str, suite_kind: str) -> list[SolutionContent]:
+    def solutions(self, value: Any, entry_point: str, suite_kind: str, foreign: bool) -> list[SolutionContent]:
         if not isinstance(value, list):
             self.error("solutions", f"Expected a list of solutions, got {_type_name(value)}.")
             return []
         out: list[SolutionContent] = []
         labels: set[str] = set()
-        patch = suite_kind == REPOSITORY_KIND  # a repository task's solutions are diffs, not Python
+        # A repository task's solutions are diffs, a `foreign` one's another language: not Python.
+        patch, python = suite_kind == REPOSITORY_KIND, not foreign and suite_kind != REPOSITORY_KIND
         for index, item in enumerate(value):
             path = f"solutions[{index}]"
             if not isinstance(item, dict):
@@ -476,7 +486,7 @@ class _Parser:
             # A wrong solution may be wrong in any way, a syntax error included;
             # a reference must compile and define what the tests call.
             code = self.code(
-                item.get("code", ""), f"{path}.code", must_parse=role == "reference" and not patch, exact_newlines=patch
+                item.get("code", ""), f"{path}.code", must_parse=role == "reference" and python, exact_newlines=patch
             )
             if role == "reference" and code and f"{self.prefix}{path}.code" not in self.errors:
                 if not code.strip():

@@ -8,8 +8,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from tasks_app.content import LANGUAGES, SOLUTION_ROLES, SUITE_KINDS
+from tasks_app.content import SOLUTION_ROLES, SUITE_KINDS
 from tasks_app.errors import ImmutableVersionError
+from tasks_app.languages import LANGUAGES
 from tasks_app.repository.content import REPOSITORY_KIND
 
 
@@ -89,6 +90,8 @@ class TaskVersion(models.Model):
     # tests were generated (VersionContent.generated_tests). In the hash only when set.
     precondition = models.TextField(blank=True, default="")
     generated_tests = models.JSONField(default=list, blank=True)
+    # stdio: how output is compared ({} is the default, line by line; tasks_app/languages.py).
+    comparator = models.JSONField(default=dict, blank=True)
     changelog = models.TextField(blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="authored_versions")
     # DO_NOTHING: versions are never updated (a trigger refuses it), so deleting a

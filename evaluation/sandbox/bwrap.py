@@ -22,6 +22,7 @@ from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
+from evaluation.sandbox.languages import RUNTIME_ETC
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -46,6 +47,9 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64",
         "--ro-bind", harness, "/harness",
+        # The few /etc directories a language's runtime reads its configuration from
+        # (languages.py: the JVM's, Mono's), where installed; the rest of /etc stays out.
+        *[arg for path in RUNTIME_ETC if os.path.isdir(path) for arg in ("--ro-bind", path, path)],
         "--proc", "/proc",
         "--dev", "/dev",
         "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",

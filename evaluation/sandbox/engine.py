@@ -205,6 +205,16 @@ def run(
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
+    if request.language != "python" and request.program is None:
+        # Another language: build it (once per source and toolchain: the compile cache) and
+        # run what was built. A compile error is the solution's result, decided here.
+        from evaluation.sandbox import programs
+
+        ready = programs.prepared(request, lambda built: run(built, backend=backend, pool=pool, warm=warm, cold=cold))
+        if isinstance(ready, RunResult):
+            ready.backend = ready.backend or backend
+            return ready
+        request = ready
     started = time.monotonic()
     first = _attempt(request, pool, backend, cold)  # PoolBusy goes to the caller: nothing ran
     anomalies = [first.anomaly]

@@ -51,6 +51,8 @@ def request_body(request: RunRequest) -> dict[str, Any]:
         "limits": request.limits.as_dict(),
         "seed": request.seed,
         "repeat": request.repeat,
+        # Only where it is not Python: every earlier request keeps its digest.
+        **({"language": request.language} if request.language != "python" else {}),
     }
 
 
@@ -113,4 +115,5 @@ def load(digest: str) -> RunRequest:
         limits=Limits(**body["limits"]),
         seed=int(body["seed"]),
         repeat=int(body["repeat"]),
+        language=str(body.get("language") or "python"),
     )

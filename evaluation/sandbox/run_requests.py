@@ -15,18 +15,22 @@ def limits_for(version: Any) -> Limits:
 
 def run_request_for(version: Any, code: str, *, seed: int = 0, repeat: int = 0) -> RunRequest:
     """A request to run `code` against every test (visible and hidden) of `version`."""
+    tests: dict[str, Any] = {
+        "setup": version.test_setup,
+        "visible": list(version.visible_tests),
+        "hidden": list(version.hidden_tests),
+    }
+    if getattr(version, "comparator", None):  # only when set: every earlier request keeps its digest
+        tests["comparator"] = dict(version.comparator)
     return RunRequest(
         suite_kind=version.suite_kind,
         solution=code,
-        tests={
-            "setup": version.test_setup,
-            "visible": list(version.visible_tests),
-            "hidden": list(version.hidden_tests),
-        },
+        tests=tests,
         entry_point=version.entry_point,
         limits=limits_for(version),
         seed=seed,
         repeat=repeat,
+        language=getattr(version, "language", "python") or "python",
     )
 
 

@@ -22,6 +22,7 @@ class Status(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"  # the solution does not load: syntax or import error, exception at import
+    COMPILE_ERROR = "compile_error"  # the compiler refused it (or ran out of its limits): the solution's failure
     TIMEOUT = "timeout"
     MEMORY_EXCEEDED = "memory_exceeded"
     OUTPUT_EXCEEDED = "output_exceeded"
@@ -64,6 +65,11 @@ class RunRequest:
     limits: Limits = field(default_factory=Limits)
     seed: int = 0
     repeat: int = 0
+    # A language of evaluation/sandbox/languages.py; "python" runs in the zygote's own interpreter.
+    language: str = "python"
+    # How the harness builds or runs another language's program (evaluation/sandbox/programs.py
+    # fills it in from the language and the compile cache; never part of what is recorded).
+    program: dict[str, Any] | None = None
 
     @property
     def hash_seed(self) -> int:
@@ -79,6 +85,7 @@ class RunRequest:
             "limits": self.limits.as_dict(),
             "seed": self.seed,
             "hash_seed": self.hash_seed,
+            **({"program": self.program} if self.program is not None else {}),
         }
 
     def tests_frame(self) -> dict[str, Any]:

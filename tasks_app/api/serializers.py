@@ -12,8 +12,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from tasks_app.content import LANGUAGES, SOLUTION_ROLES, SUITE_KINDS, VersionContent
+from tasks_app.content import SOLUTION_ROLES, SUITE_KINDS, VersionContent
 from tasks_app.errors import ValidationFailed
+from tasks_app.languages import LANGUAGES
 from tasks_app.models import ApiToken, State, Task, TaskVersion, Transition
 from tasks_app.services.tokens import SCOPES
 from tasks_app.services.versions import SLUG_RE
@@ -84,6 +85,11 @@ class VersionContentSchema(serializers.Serializer):
         child=serializers.JSONField(), required=False,
         help_text="Which hidden tests were generated: {hidden_index, generator, seed, reason, mutant, from_version}.",
     )  # fmt: skip
+    comparator = serializers.JSONField(
+        required=False,
+        help_text="stdio: {mode, abs_tol?, rel_tol?}, mode one of lines (default), exact, tokens, float, "
+        "unordered_lines, tokens_nocase (docs/languages.md).",
+    )
 
 
 @extend_schema_field(VersionContentSchema)
@@ -221,7 +227,7 @@ class VersionOut(serializers.ModelSerializer):
             "task", "number", "content_hash", "parent", "author", "changelog", "created_at", "statement",
             "language", "entry_point", "starter_code", "suite_kind", "test_setup", "visible_tests",
             "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository", "precondition",
-            "generated_tests",
+            "generated_tests", "comparator",
         ]  # fmt: skip
 
 

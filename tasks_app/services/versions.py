@@ -105,6 +105,7 @@ def _insert_version(
         repository=content.repository.canonical() if content.repository is not None else None,
         precondition=content.precondition,
         generated_tests=content.generated_tests,
+        comparator=content.comparator,
         changelog=changelog,
         author=actor,
         parent=parent,

@@ -94,6 +94,17 @@ class TaskEditor:
         for name in ("statement", "entry_point", "starter_code", "test_setup", "precondition"):
             if name in data:
                 raw[name] = data[name]
+        if data.get("language"):
+            raw["language"] = data["language"]
+        if data.get("comparator_mode"):
+            raw["comparator"] = {"mode": data["comparator_mode"]}
+            for name in ("abs_tol", "rel_tol"):
+                text = (data.get(f"comparator_{name}") or "").strip()
+                if text:
+                    try:
+                        raw["comparator"][name] = float(text)
+                    except ValueError:
+                        self.form.add_error(f"comparator_{name}", "Enter a number, e.g. 1e-6.")
         locators: dict[str, list[str]] = {}
         for name in ("visible_tests", "hidden_tests"):
             if name not in data:
@@ -220,6 +231,10 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
         "starter_code": version.starter_code,
         "test_setup": version.test_setup,
         "precondition": version.precondition,
+        "language": version.language,
+        "comparator_mode": (version.comparator or {}).get("mode", ""),
+        "comparator_abs_tol": _tolerance_text((version.comparator or {}).get("abs_tol")),
+        "comparator_rel_tol": _tolerance_text((version.comparator or {}).get("rel_tol")),
         "visible_tests": suite_to_text(kind, list(version.visible_tests)),
         "hidden_tests": suite_to_text(kind, list(version.hidden_tests)),
         "time_limit_s": _number_text(version.time_limit_s),
@@ -228,6 +243,10 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
     }
     solutions = [{"role": s.role, "label": s.label, "code": s.code, "note": s.note} for s in version.solutions.all()]
     return initial, solutions
+
+
+def _tolerance_text(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
 
 
 def _number_text(value: float) -> str:

@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from tasks_app import selectors
 from tasks_app.content import PROGRAM_SUITE_KINDS, SOLUTION_ROLES
 from tasks_app.errors import ValidationFailed
+from tasks_app.languages import COMPARATOR_MODES, LANGUAGES
 from tasks_app.services.versions import normalise_tags
 from tasks_app.ui.suite_text import MODULE_SEPARATOR
 
@@ -74,6 +75,18 @@ class TaskForm(forms.Form):
     suite_kind = forms.CharField(
         label="Suite kind", required=False, widget=forms.Select(choices=[(k, k) for k in PROGRAM_SUITE_KINDS])
     )
+    language = forms.CharField(
+        label="Language", required=False, widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
+        help_text="Of the solutions. Other languages than Python are judged on stdio cases.",
+    )  # fmt: skip
+    comparator_mode = forms.CharField(
+        label="Output comparison (stdio)", required=False,
+        widget=forms.Select(choices=[("", "lines (default)"), *[(m, m) for m in COMPARATOR_MODES if m != "lines"]]),
+        help_text="lines: line by line, trailing spaces ignored; tokens; float (within the tolerances); "
+        "unordered_lines; exact; tokens_nocase only where the task is case-blind.",
+    )  # fmt: skip
+    comparator_abs_tol = forms.CharField(label="Absolute tolerance (float)", required=False)
+    comparator_rel_tol = forms.CharField(label="Relative tolerance (float)", required=False)
     starter_code = _content_field("Starter code", _text(6, code=True), "Shown to the solver; optional.")
     test_setup = _content_field(
         "Test setup", _text(4, code=True), "Python run before the tests (helpers, imports); optional."

@@ -189,6 +189,10 @@ class Judge(RemoteCalls):
                 suite_pytest.run(self)
             elif kind == "assertions":
                 suite_assertions.run(self)
+            elif kind == "compile":
+                from . import program
+
+                program.compile_run(self)
             elif kind == "explore":
                 from . import explore  # `random` and `ast`: not for a cold start of the other kinds
 

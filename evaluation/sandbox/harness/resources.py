@@ -29,12 +29,15 @@ class Run:
         self.last_exit: dict[str, Any] | None = None
 
 
-def limit_solution(limits: dict[str, Any]) -> None:
-    """Apply a run's limits to this process, a solution process about to run the candidate."""
+def limit_solution(limits: dict[str, Any], *, memory: str = "as", overhead_mb: int = 0) -> None:
+    """Apply a run's limits to this process, a solution process about to run the candidate.
+    `memory` "data" holds committed memory (RLIMIT_DATA) instead of address space, for
+    runtimes that reserve far more than they use (the JVM, Go, Node), with
+    `overhead_mb` more for the runtime itself (programs in other languages, program.py)."""
     cpu = max(1, int(float(limits["cpu_s"]) + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    memory = int(limits["memory_mb"]) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    size = (int(limits["memory_mb"]) + max(0, overhead_mb)) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA if memory == "data" else resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["file_bytes"]), int(limits["file_bytes"])))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

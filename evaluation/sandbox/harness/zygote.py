@@ -57,6 +57,13 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     high = [os.dup(fd) if fd >= 100 else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
     *high, source_fd = high  # the judge pipes the solution's source in, last
     source = _read_all(source_fd)
+    if mode == "exec":  # another language's program (program.py): exec its command
+        stdin, out, err = high if len(high) == 3 else (devnull, *high)
+        os.dup2(stdin, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.closerange(3, 65536)
+        _exec_program(lite.loads(source), limits)
     if mode == "program":
         stdin, out, err = high
         chan = None
@@ -81,6 +88,22 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     except BaseException:
         os._exit(1)
     os._exit(0)
+
+
+def _exec_program(order: dict[str, Any], limits: dict[str, Any]) -> None:
+    """Become the program `order` names, under the run's limits (never returns)."""
+    import errno
+
+    argv = [str(a) for a in order["argv"]]
+    env = dict(os.environ)
+    env.update({str(k): str(v) for k, v in (order.get("env") or {}).items()})
+    resources.limit_solution(limits, memory=str(order.get("memory") or "as"),
+                             overhead_mb=int(order.get("memory_overhead_mb") or 0))  # fmt: skip
+    try:
+        os.execve(argv[0], argv, env)  # noqa: S606 - the program's command, from the host's language table
+    except OSError as exc:
+        os.write(2, f"cannot start {argv[0]}: {exc.strerror}\n".encode())
+        os._exit(resources.MEMORY_EXIT if exc.errno == errno.ENOMEM else 127)
 
 
 def _read_all(fd: int) -> str:
@@ -416,8 +439,10 @@ class Zygote:
     def begin(self, spec: dict[str, Any]) -> None:
         """Start a run. The solution's source never goes to the zygote (the judge
         pipes it to each solution process): what the zygote once held, even freed,
-        every later fork would carry, and no run may find another's solution."""
-        protocol.send(self.spec_w, {key: value for key, value in spec.items() if key != "solution"})
+        every later fork would carry, and no run may find another's solution. Nor does
+        its program (another language's files: the judge lays them out), which would
+        also outgrow the pipe the spec goes through before the zygote reads it."""
+        protocol.send(self.spec_w, {key: value for key, value in spec.items() if key not in ("solution", "program")})
         self.ctl.send(lite.dumps({"op": "begin"}).encode())
 
     def end(self, timeout: float = 10.0) -> dict[str, Any]:

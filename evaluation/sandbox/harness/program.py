@@ -1,0 +1,141 @@
+"""Programs in other languages than Python, as the judge runs them.
+
+The host resolves the language (evaluation/sandbox/languages.py) and sends, in the
+run's `program`, everything the harness needs and nothing it must know about
+languages: the command, the environment, the files to lay out in the run
+directory (the source, or the compiled artifacts), how memory is held, and the
+stderr lines that mean the runtime ran out of memory.
+
+Two uses:
+- the `compile` run kind: lay out the source, run the compiler as a solution
+  process (its own limits, in the sandbox: a compiler can be attacked), and hand
+  back the artifacts it left, or `compile_error` with what it said;
+- any program run (the stdio kind): lay out the artifacts once, then each test
+  execs the command in a fresh solution process.
+"""
+
+from __future__ import annotations
+
+import binascii
+import os
+import time
+
+from . import lite, scratch
+from .outcomes import CandidateFailure
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .judge import Child, Judge
+
+# Most bytes of the artifacts a compile may hand back (a Go binary is ~2 MB).
+MAX_ARTIFACT_BYTES = 64 << 20
+COMPILER_MESSAGE_CHARS = 8000
+
+
+def spec(judge: Judge) -> dict[str, Any] | None:
+    """The run's program, or None for a Python one (run by the zygote's own interpreter)."""
+    program = judge.run_spec.get("program")
+    return program if isinstance(program, dict) else None
+
+
+def lay_out(program: dict[str, Any]) -> None:
+    """Write the program's files into the run directory (once a run)."""
+    run_dir = scratch.RUN_DIR
+    for name, encoded in (program.get("files") or {}).items():
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"a program file may not be named {name!r}")
+        path = os.path.join(run_dir, name)
+        with open(path, "wb") as handle:
+            handle.write(binascii.a2b_base64(encoded))
+        os.chmod(path, 0o755 if name in (program.get("executable") or ()) else 0o644)
+
+
+def order(program: dict[str, Any], argv: list[str]) -> str:
+    """What the zygote's solution process reads to exec the program (its `exec` mode)."""
+    run_dir = scratch.RUN_DIR
+    env = {key: str(value).replace("{run_dir}", run_dir) for key, value in (program.get("env") or {}).items()}
+    return lite.dumps({"argv": argv, "env": env, "memory": program.get("memory") or "as",
+                       "memory_overhead_mb": int(program.get("memory_overhead_mb") or 0)})  # fmt: skip
+
+
+def spawn(judge: Judge, *, stdin: bool) -> Child:
+    """A fresh process of the run's program (Python's or another language's)."""
+    program = spec(judge)
+    if program is None:
+        return judge.spawn("program", stdin=stdin)
+    if not getattr(judge, "program_laid_out", False):
+        lay_out(program)
+        judge.program_laid_out = True  # type: ignore[attr-defined]
+    return judge.spawn("exec", stdin=stdin, source=order(program, list(program["argv"])))
+
+
+def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:
+    """Evidence that a failed exit was the memory limit: the exec refused for memory,
+    the runtime's own out-of-memory message, or a peak within 10% of the limit."""
+    if status.get("memory_exceeded"):
+        return True
+    if not (status.get("signal") or status.get("code")):
+        return False
+    program = spec(judge) or {}
+    text = child.err.text()[-20000:]
+    if any(marker in text for marker in program.get("oom_markers") or ()):
+        return True
+    limit_kb = (int(judge.limits["memory_mb"]) + int(program.get("memory_overhead_mb") or 0)) * 1024
+    return int(status.get("maxrss_kb") or 0) >= 0.9 * limit_kb
+
+
+def compile_run(judge: Judge) -> None:
+    """The compile kind: build the program, leave its artifacts in judge.data."""
+    program = spec(judge)
+    if program is None:
+        raise ValueError("a compile run needs its program")
+    lay_out(program)
+    started = time.monotonic()
+    child = judge.spawn("exec", source=order(program, list(program["compile"])))
+    child.out.join(max(0.0, judge.remaining()))
+    if child.out.is_alive():
+        judge.kill(child)
+        raise CandidateFailure("compile", f"the compiler ran past the {judge.limits['wall_s']} s compile limit")
+    status = judge.reap(child)
+    child.err.join(1.0)
+    said = (child.out.text() + child.err.text()).strip()
+    judge.mark("compiled")
+    if status.get("cpu_exceeded"):
+        raise CandidateFailure("compile", f"the compiler used up its {judge.limits['cpu_s']} s of CPU time")
+    if child.out.exceeded or child.err.exceeded:
+        raise CandidateFailure("compile", f"the compiler wrote more than {judge.output_cap} bytes")
+    if status.get("memory_exceeded") or (status.get("code") or status.get("signal")):
+        how = _how(status, judge)
+        raise CandidateFailure("compile", f"{how}\n{said[-COMPILER_MESSAGE_CHARS:]}".strip())
+    artifacts = {}
+    total = 0
+    for pattern in program.get("artifacts") or ():
+        for name in sorted(_matching(pattern)):
+            with open(os.path.join(scratch.RUN_DIR, name), "rb") as handle:
+                data = handle.read(MAX_ARTIFACT_BYTES + 1)
+            total += len(data)
+            if total > MAX_ARTIFACT_BYTES:
+                raise CandidateFailure("compile", f"the compiled program is over {MAX_ARTIFACT_BYTES >> 20} MB")
+            artifacts[name] = binascii.b2a_base64(data, newline=False).decode()
+    if not artifacts:
+        raise CandidateFailure("compile", f"the compiler left none of {list(program.get('artifacts') or ())}")
+    judge.data = {"artifacts": artifacts, "compiler_output": said[-COMPILER_MESSAGE_CHARS:],
+                  "compile_s": round(time.monotonic() - started, 4)}  # fmt: skip
+
+
+def _how(status: dict[str, Any], judge: Judge) -> str:
+    if status.get("memory_exceeded"):
+        return f"the compiler ran out of its {judge.limits['memory_mb']} MB"
+    if status.get("signal"):
+        return f"the compiler was ended by signal {status['signal']}"
+    return f"the compiler exited with code {status.get('code')}"
+
+
+def _matching(pattern: str) -> list[str]:
+    names = [n for n in os.listdir(scratch.RUN_DIR) if os.path.isfile(os.path.join(scratch.RUN_DIR, n))]
+    if "*" not in pattern:
+        return [pattern] if pattern in names else []
+    head, _, tail = pattern.partition("*")
+    return [n for n in names if n.startswith(head) and n.endswith(tail) and len(n) >= len(head) + len(tail)]

@@ -1,0 +1,75 @@
+"""The languages a task's solutions may be written in, and how a stdio task's output
+is compared: what a version's content accepts.
+
+The names match evaluation/sandbox/languages.py, which knows how each is built and
+run (tasks_app imports nothing of evaluation; a test checks the two agree). Python
+is the language of every suite kind; the others run stdio cases for now.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+PYTHON = "python"
+LANGUAGES = (
+    PYTHON,
+    "c",
+    "cpp17",
+    "cpp20",
+    "java",
+    "javascript",
+    "typescript",
+    "go",
+    "rust",
+    "ruby",
+    "php",
+    "lua",
+    "csharp",
+)
+OTHER_LANGUAGE_SUITE_KINDS = ("stdio",)
+# evaluation/sandbox/harness/compare.py's modes.
+COMPARATOR_MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase")
+COMPARATOR_FIELDS = ("mode", "abs_tol", "rel_tol")
+
+
+def language_problem(language: str, suite_kind: str) -> str | None:
+    """Why `language` cannot have `suite_kind` tests, or None."""
+    if language != PYTHON and suite_kind and suite_kind not in OTHER_LANGUAGE_SUITE_KINDS:
+        return (
+            f"A {language} solution is judged on stdio cases (suite kind 'stdio'), not {suite_kind!r}: "
+            "function tests, pytest and repositories are Python's."
+        )
+    return None
+
+
+def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None]) -> dict[str, Any]:
+    """A stdio task's comparator, validated: {} for the default (`lines`). Problems go
+    to `error(path, message)`."""
+    if raw is None or raw == {}:
+        return {}
+    if not isinstance(raw, dict):
+        error("comparator", f"Expected an object with {', '.join(COMPARATOR_FIELDS)}, got {type(raw).__name__}.")
+        return {}
+    if suite_kind and suite_kind != "stdio":
+        error("comparator", f"Only stdio tasks compare output; suite kind {suite_kind!r} has its own checks.")
+        return {}
+    for extra in sorted(set(raw) - set(COMPARATOR_FIELDS)):
+        error(f"comparator.{extra}", f"Unknown field. Allowed fields: {', '.join(COMPARATOR_FIELDS)}.")
+    mode = raw.get("mode")
+    if mode not in COMPARATOR_MODES:
+        error("comparator.mode", f"Unknown mode {mode!r}. One of: {', '.join(COMPARATOR_MODES)}.")
+        return {}
+    comparator: dict[str, Any] = {"mode": mode}
+    for name in ("abs_tol", "rel_tol"):
+        if raw.get(name) is None:
+            continue
+        value = raw[name]
+        if mode != "float":
+            error(f"comparator.{name}", "A tolerance is only for mode 'float'.")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            error(f"comparator.{name}", f"Expected a number of 0 or more, got {value!r}.")
+        else:
+            comparator[name] = float(value)
+    return comparator
