@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 # Most bytes of the artifacts a compile may hand back (a Go binary is ~2 MB).
 MAX_ARTIFACT_BYTES = 64 << 20
 COMPILER_MESSAGE_CHARS = 8000
+# A failed exit whose peak memory was past this share of the limit ran out of memory: a
+# program that checks malloc's NULL exits as it likes, but it exits there. (Shared
+# libraries and the runtime take their part of the address space, so the peak never
+# reaches the limit itself.)
+NEAR_LIMIT = 0.8
 
 
 def spec(judge: Judge) -> dict[str, Any] | None:
@@ -73,17 +78,17 @@ def spawn(judge: Judge, *, stdin: bool) -> Child:
 
 def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:
     """Evidence that a failed exit was the memory limit: the exec refused for memory,
-    the runtime's own out-of-memory message, or a peak within 10% of the limit."""
+    the runtime's own out-of-memory message, or a peak past NEAR_LIMIT of the limit."""
     if status.get("memory_exceeded"):
         return True
     if not (status.get("signal") or status.get("code")):
         return False
     program = spec(judge) or {}
-    text = child.err.text()[-20000:]
+    text = child.err.text()[-20000:] + child.out.text()[-2000:]  # the JVM says it on stdout
     if any(marker in text for marker in program.get("oom_markers") or ()):
         return True
     limit_kb = (int(judge.limits["memory_mb"]) + int(program.get("memory_overhead_mb") or 0)) * 1024
-    return int(status.get("maxrss_kb") or 0) >= 0.9 * limit_kb
+    return int(status.get("maxrss_kb") or 0) >= NEAR_LIMIT * limit_kb
 
 
 def compile_run(judge: Judge) -> None:
