@@ -491,7 +491,7 @@ class _Parser:
             if role == "reference" and code and f"{self.prefix}{path}.code" not in self.errors:
                 if not code.strip():
                     self.error(f"{path}.code", "A reference solution may not be empty.")
-                elif entry_point and not patch and suite_kind != "stdio" and entry_point not in top_level_names(code):
+                elif entry_point and python and suite_kind != "stdio" and entry_point not in top_level_names(code):
                     self.error(f"{path}.code", f"The reference does not define `{entry_point}` at top level.")
             note = self.text(item, "note", limit=settings.TASKS_MAX_STATEMENT_BYTES, path=f"{path}.note")
             out.append(SolutionContent(role=role or "", label=label, code=code, note=note))

@@ -10,7 +10,7 @@ from django.db.models import Count
 
 from tasks_app.models import State, Task
 
-COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded")
+COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error")
 
 
 def attempt_counts(*, task: str = "", solver: str = "") -> list[dict[str, Any]]:

@@ -210,7 +210,9 @@ def run(
         # run what was built. A compile error is the solution's result, decided here.
         from evaluation.sandbox import programs
 
-        ready = programs.prepared(request, lambda built: run(built, backend=backend, pool=pool, warm=warm, cold=cold))
+        ready = programs.prepared(
+            request, lambda built: run(built, backend=backend, pool=pool, warm=warm, cold=cold), backend
+        )
         if isinstance(ready, RunResult):
             ready.backend = ready.backend or backend
             return ready

@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 
 from evaluation.sandbox import compile_cache
-from evaluation.sandbox.languages import OOM_MARKERS, PYTHON, Language, Toolchain, toolchain
+from evaluation.sandbox.languages import OOM_MARKERS, PYTHON, Language, LanguageUnavailable, Toolchain, toolchain
 from evaluation.sandbox.types import Limits, RunRequest, RunResult, Status
 
 # The compile's own limits: generous, separate from the run's, and still limits.
@@ -38,13 +38,20 @@ def compile_limits(entry: Language) -> Limits:
     return Limits(memory_mb=int(configured.pop("memory_mb", entry.compile_memory_mb)), **configured)
 
 
-def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult]) -> RunRequest | RunResult:
+def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backend: str) -> RunRequest | RunResult:
     """`request` with its program filled in, or the RunResult that ends it (a compile
     error, or the compile's sandbox error). `run` executes a request (engine.run's
-    own path, with the caller's backend and pool). Python requests come back as they are."""
+    own path, with the caller's backend and pool). Python requests come back as they are.
+    A toolchain this host or backend lacks is `sandbox_error`: nothing of the solution's ran."""
     if request.language == PYTHON or request.program is not None:
         return request
-    chain = toolchain(request.language)
+    if backend != "bwrap":
+        missing = f"the {backend} sandbox image carries no {request.language} toolchain yet: run it on bwrap"
+        return _ended(request, None, Status.SANDBOX_ERROR, missing)
+    try:
+        chain = toolchain(request.language)
+    except LanguageUnavailable as exc:
+        return _ended(request, None, Status.SANDBOX_ERROR, str(exc))
     entry = chain.language
     source = request.solution.encode("utf-8")
     files: dict[str, str]

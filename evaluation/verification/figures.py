@@ -26,7 +26,9 @@ PASSED = "passed"
 SANDBOX_ERROR = "sandbox_error"
 # Mirrors evaluation.sandbox.types.Status (a StrEnum, so its members are accepted
 # as they are); spelt out here to keep this module free of platform imports.
-STATUSES = frozenset({PASSED, "failed", "error", "timeout", "memory_exceeded", "output_exceeded", SANDBOX_ERROR})
+STATUSES = frozenset(
+    {PASSED, "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error", SANDBOX_ERROR}
+)
 
 REFERENCE, ADVERSARIAL, MUTANT, PROBE = "reference", "adversarial", "mutant", "probe"
 ROLES = (REFERENCE, ADVERSARIAL, MUTANT, PROBE)

@@ -44,7 +44,10 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                 }
             )
     references = [s for s in solutions if s.role == "reference"]
-    if references and config.mutants:
+    # The mutation operators and the exploit probes are written for Python; another
+    # language's task is verified by its reference and wrong solutions alone (for now).
+    python = (version.language or "python") == "python"
+    if references and config.mutants and python:
         for mutant in mutants.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
             items.append(
                 {
@@ -56,7 +59,7 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                     "seed": 0,
                 }
             )
-    if config.probes:
+    if config.probes and python:
         found = probes.probes_for(
             suite_kind=version.suite_kind,
             entry_point=version.entry_point,

@@ -47,7 +47,9 @@ def finished_verifications(versions: QuerySet[TaskVersion]) -> list[Verification
     return newest
 
 
-FINAL_STATUSES = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "sandbox_error")
+FINAL_STATUSES = (
+    "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error", "sandbox_error",
+)  # fmt: skip
 METRIC_ROWS = (
     ("false_negative_rate", "Reference false-negative rate", "reference runs that failed"),
     ("flake_rate", "Flake rate", "solutions whose verdict changed between repeats"),

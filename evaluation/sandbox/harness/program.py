@@ -111,6 +111,10 @@ def compile_run(judge: Judge) -> None:
         raise CandidateFailure("compile", f"the compiler used up its {judge.limits['cpu_s']} s of CPU time")
     if child.out.exceeded or child.err.exceeded:
         raise CandidateFailure("compile", f"the compiler wrote more than {judge.output_cap} bytes")
+    if status.get("code") == 127 and said.startswith("cannot start "):
+        # The compiler is not where the host's language table says (nothing of the
+        # solution's has run yet): this sandbox lacks the toolchain, a fault of ours.
+        raise RuntimeError(f"the compiler is missing in this sandbox: {said[:300]}")
     if status.get("memory_exceeded") or (status.get("code") or status.get("signal")):
         how = _how(status, judge)
         raise CandidateFailure("compile", f"{how}\n{said[-COMPILER_MESSAGE_CHARS:]}".strip())
