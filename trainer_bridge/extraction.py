@@ -3,7 +3,9 @@
 Policies answer in Markdown: reasoning, perhaps an example, then the solution.
 The rule, in order:
 
-1. the last fenced block tagged as Python (```python, ```py, ```python3);
+1. the last fenced block tagged as the task's language (for Python ```python, ```py,
+   ```python3; for the others the fences evaluation/sandbox/languages.py lists:
+   ```cpp or ```c++ for C++, ```java, ```go, ...);
 2. else the last fenced block with any other tag or none;
 3. else the whole completion, as it is (a bare program, or a body).
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from evaluation.sandbox import languages
 
 _OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$")
 _PYTHON_TAGS = {"python", "py", "python3", "py3"}
@@ -64,11 +68,12 @@ def fenced_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def extract_code(completion: str) -> str:
+def extract_code(completion: str, language: str = "python") -> str:
     """The code to run from `completion` (see the module docstring for the rule)."""
+    tags = _PYTHON_TAGS if language == "python" else set(languages.language(language).fences)
     blocks = [b for b in fenced_blocks(completion) if b.body.strip()]
-    python = [b for b in blocks if b.language in _PYTHON_TAGS]
-    chosen = python[-1] if python else (blocks[-1] if blocks else None)
+    tagged = [b for b in blocks if b.language in tags]
+    chosen = tagged[-1] if tagged else (blocks[-1] if blocks else None)
     if chosen is None:
         return completion
     return chosen.body if chosen.body.endswith("\n") else chosen.body + "\n"

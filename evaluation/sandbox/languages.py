@@ -252,3 +252,18 @@ def available() -> dict[str, str]:
         except LanguageUnavailable as exc:
             found[name] = f"missing: {exc}"
     return found
+
+
+def debian_packages() -> list[str]:
+    """Every toolchain's Debian packages (platform/scripts/test.sh installs the missing ones)."""
+    return sorted({package for entry in LANGUAGES.values() for package in entry.packages})
+
+
+if __name__ == "__main__":  # `python -m evaluation.sandbox.languages packages`: for the install scripts
+    import sys
+
+    if sys.argv[1:] == ["packages"]:
+        print(" ".join(debian_packages()))
+    else:
+        for name, state in available().items():
+            print(f"{name:12} {state}")

@@ -9,6 +9,9 @@ ensure_venv requirements-dev.txt
 # The UI's real-browser tests drive Debian's headless Chromium; the sandbox tests
 # need bubblewrap and the sandbox's own interpreter (Debian's python3 with pytest).
 apt_install chromium fonts-dejavu-core bubblewrap python3 python3-pytest
+# The toolchains of every language a solution may be written in (evaluation/sandbox/languages.py).
+# shellcheck disable=SC2046
+apt_install $("$PY" -m evaluation.sandbox.languages packages)
 DATABASE_URL="$("$ROOT/platform/scripts/ensure-services.sh")"
 # The Docker backend's tests need a running engine (no bridge) and the sandbox image.
 "$ROOT/platform/scripts/ensure-docker.sh" >/dev/null

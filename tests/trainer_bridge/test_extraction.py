@@ -49,3 +49,12 @@ def test_extraction_never_fails_and_returns_text_from_the_completion(text):
     code = extract_code(text)
     assert isinstance(code, str)
     assert code.rstrip("\n") in text or code == text
+
+
+def test_the_block_of_the_tasks_language_is_taken_before_the_others():
+    answer = "Here is how it runs:\n```bash\n./a.out < in\n```\n```cpp\nint main() {}\n```\n```python\nprint(1)\n```\n"
+    assert extract_code(answer, "cpp17") == "int main() {}\n"
+    assert extract_code(answer, "python") == "print(1)\n"
+    # No block of the language: the last block, as for Python.
+    assert extract_code(answer, "rust") == "print(1)\n"
+    assert extract_code("```C++\nint x;\n```\n```go\npackage main\n```", "cpp20") == "int x;\n"

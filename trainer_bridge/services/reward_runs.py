@@ -82,7 +82,7 @@ def _claim(item_ids: list[int], *, worker: str, now: Any) -> list[Claimed]:
 _VERSION_CACHE: dict[int, TaskVersion] = {}
 _VERSION_CACHE_SIZE = 4096
 _RUN_FIELDS = ("id", "content_hash", "suite_kind", "entry_point", "starter_code", "test_setup", "visible_tests",
-               "hidden_tests", "time_limit_s", "memory_limit_mb")  # fmt: skip
+               "hidden_tests", "time_limit_s", "memory_limit_mb", "language", "comparator")  # fmt: skip
 
 
 def _versions_by_id(ids: set[int]) -> dict[int, TaskVersion]:

@@ -157,12 +157,13 @@ def _in_own_jobs_snapshots(user: Any, hashes: list[str]) -> set[str]:
 
 
 # What preparing the code needs; workers load the rest.
-_PREPARE_FIELDS = ("id", "content_hash", "entry_point", "starter_code")
+_PREPARE_FIELDS = ("id", "content_hash", "entry_point", "starter_code", "language")
 
 
 def prepared_code(completion: str, version: TaskVersion) -> str:
     """What runs: the completion's code, behind the task's prompt when it is only a body."""
-    return with_prompt(extract_code(completion), prompt=version.starter_code, entry_point=version.entry_point)
+    code = extract_code(completion, version.language or "python")
+    return with_prompt(code, prompt=version.starter_code, entry_point=version.entry_point)
 
 
 def in_flight() -> int:
