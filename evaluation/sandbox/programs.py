@@ -23,8 +23,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
-
 from evaluation.sandbox import compile_cache
 from evaluation.sandbox.languages import OOM_MARKERS, PYTHON, Language, LanguageUnavailable, Toolchain, toolchain
 from evaluation.sandbox.types import Limits, RunRequest, RunResult, Status
@@ -34,8 +32,7 @@ COMPILE_LIMITS = dict(wall_s=60.0, cpu_s=60.0, processes=64, output_bytes=1 << 2
 
 
 def compile_limits(entry: Language) -> Limits:
-    configured = dict(COMPILE_LIMITS, **getattr(settings, "SANDBOX_COMPILE_LIMITS", {}))
-    return Limits(memory_mb=int(configured.pop("memory_mb", entry.compile_memory_mb)), **configured)
+    return Limits(memory_mb=entry.compile_memory_mb, **COMPILE_LIMITS)
 
 
 def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backend: str) -> RunRequest | RunResult:
