@@ -1,5 +1,5 @@
 # The commands the README names. Each runs a script under platform/scripts.
-.PHONY: run train-demo test lint format bench bench-sandbox bench-agreement bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load bench-sessions bench-synthesis bench-explore sandbox-image
+.PHONY: run train-demo test lint format bench bench-sandbox bench-agreement bench-verify bench-duplicates bench-difficulty bench-export bench-reward bench-trainer bench-load bench-sessions bench-synthesis bench-explore bench-languages sandbox-image
 
 run:   ## set up and start the platform on embedded defaults (http://127.0.0.1:8000)
 	@bash platform/scripts/run.sh
@@ -51,6 +51,9 @@ bench-sessions:  ## agent sessions: a step against docker exec_run, create and f
 
 bench-synthesis:  ## generated inputs on all of HumanEval: survivors proven or probably equivalent, weak and hackable tasks before and after the proposed tests
 	@.venv/bin/python bench/synthesis.py
+
+bench-languages:  ## programs in other languages: compile cache hit over miss, sandboxed over bare, per-case cost, mixed throughput
+	@.venv/bin/python bench/languages.py
 
 bench-load:  ## the platform under load: 16 reward clients over HTTP (lost/errors/latency), then 500 verifications on 2 workers
 	@.venv/bin/python bench/load.py $(BENCH_LOAD_ARGS)
