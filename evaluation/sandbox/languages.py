@@ -13,7 +13,7 @@ command names its program by its real path, resolved on the host once: Debian's
 /usr/bin/java is a link through /etc/alternatives, which no sandbox sees.
 
 A toolchain's fingerprint is the SHA-256 of what its version commands print, with
-the commands themselves: a compiled program is cached under (language,
+those commands and the entry's compile and run commands: a compiled program is cached under (language,
 fingerprint, source hash) (compile_cache.py), so an upgraded compiler never
 serves a binary the old one built.
 
@@ -91,17 +91,17 @@ LANGUAGES: dict[str, Language] = {
     for language in (
         Language(
             "c", "C (gcc, C17)", "main.c", ("./main",),
-            compile=("gcc", "-std=gnu17", "-O2", "-pipe", "-o", "main", "main.c", "-lm"),
+            compile=("gcc", "-std=gnu17", "-O2", "-pipe", "-s", "-o", "main", "main.c", "-lm"),
             artifacts=("main",), versions=(("gcc", "--version"),), packages=("gcc", "libc6-dev"), fences=("c",),
         ),
         Language(
             "cpp17", "C++17 (g++)", "main.cpp", ("./main",),
-            compile=("g++", "-std=gnu++17", "-O2", "-pipe", "-o", "main", "main.cpp"),
+            compile=("g++", "-std=gnu++17", "-O2", "-pipe", "-s", "-o", "main", "main.cpp"),
             artifacts=("main",), versions=(("g++", "--version"),), packages=("g++",), fences=("cpp", "c++", "cc"),
         ),
         Language(
             "cpp20", "C++20 (g++)", "main.cpp", ("./main",),
-            compile=("g++", "-std=gnu++20", "-O2", "-pipe", "-o", "main", "main.cpp"),
+            compile=("g++", "-std=gnu++20", "-O2", "-pipe", "-s", "-o", "main", "main.cpp"),
             artifacts=("main",), versions=(("g++", "--version"),), packages=("g++",), fences=("cpp", "c++", "cc"),
         ),
         Language(
@@ -131,7 +131,7 @@ LANGUAGES: dict[str, Language] = {
         ),
         Language(
             "go", "Go", "main.go", ("./main",),
-            compile=("go", "build", "-o", "main", "main.go"),
+            compile=("go", "build", "-ldflags=-s -w", "-o", "main", "main.go"),
             artifacts=("main",), versions=(("go", "version"),), packages=("golang-go",), memory="data",
             memory_overhead_mb=64, env={"GOCACHE": "{run_dir}/.gocache", "GOPATH": "{run_dir}/.gopath",
                                         "GO111MODULE": "off", "CGO_ENABLED": "0"},
@@ -139,7 +139,8 @@ LANGUAGES: dict[str, Language] = {
         ),
         Language(
             "rust", "Rust (rustc)", "main.rs", ("./main",),
-            compile=("rustc", "-O", "--edition", "2021", "-C", f"linker={_CC}", "-o", "main", "main.rs"),
+            compile=("rustc", "-O", "--edition", "2021", "-C", "strip=symbols", "-C", f"linker={_CC}", "-o", "main",
+                     "main.rs"),
             artifacts=("main",), versions=(("rustc", "--version"),), packages=("rustc",), fences=("rust", "rs"),
         ),
         Language(
@@ -204,6 +205,8 @@ def toolchain(name: str) -> Toolchain:
     if outside:
         raise LanguageUnavailable(f"{entry.title}: {outside[0]} is outside /usr, which is all a sandbox sees")
     digest = hashlib.sha256()
+    # The commands themselves too: other flags build another program from the same source.
+    digest.update(repr((entry.compile, entry.run, entry.artifacts)).encode() + b"\0")
     for argv in entry.versions:
         command = [paths[argv[0]], *argv[1:]]
         try:
