@@ -16,6 +16,10 @@ from evaluation.sandbox.types import RunRequest
 _GREETING_FAILURES = {"sandbox_died": "channel_closed", "host_deadline": "greeting_timeout", "protocol": "bad_greeting"}
 
 
+# What one warm sandbox keeps of built programs between runs (base64 text), at most.
+HELD_BYTES = 64 << 20
+
+
 class SupervisorSandbox:
     """A started sandbox holding the harness's supervisor. Backends supply `start`,
     `close`, `alive`, `_write` and the parts of their runtime fingerprint."""
@@ -47,6 +51,24 @@ class SupervisorSandbox:
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def _held_program(self, program: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+        """`program` as this sandbox needs it: files it holds by reference, the others in
+        full, with those to keep named (harness/held_files.py); and what it will hold."""
+        held: dict[str, int] = self.__dict__.setdefault("held", {})
+        room = HELD_BYTES - sum(held.values())
+        files, refer, keep, kept = {}, {}, [], {}
+        for name, data in program["files"].items():
+            digest = program["digests"].get(name)
+            if digest in held:
+                refer[name] = digest
+                continue
+            files[name] = data
+            if digest and len(data) <= room:
+                keep.append(name)
+                kept[digest] = len(data)
+                room -= len(data)
+        return {**program, "files": files, "held": refer, "keep": keep}, kept
 
     def death_evidence(self) -> tuple[str | None, str]:
         """After the channel was lost: what the backend saw of the sandbox's end, as
@@ -101,10 +123,17 @@ class SupervisorSandbox:
 
     def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
         """Send one run (the run frame, then the tests frame) and return the supervisor's result."""
-        self._send(request.run_frame(run_id))
+        frame = request.run_frame(run_id)
+        kept: dict[str, int] = {}
+        if isinstance(frame.get("program"), dict) and frame["program"].get("digests"):
+            frame["program"], kept = self._held_program(frame["program"])
+        self._send(frame)
         self._send(request.tests_frame())
         result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)
         self.runs += 1
+        if result.get("op") == "result" and result.get("anomaly") is None:
+            held = self.__dict__.setdefault("held", {})
+            held.update(kept)  # the supervisor has them now (harness/held_files.py)
         if result.get("op") != "result" or result.get("run_id") != run_id:
             raise SandboxFailure(f"the sandbox answered out of turn: {str(result)[:200]}", anomaly="protocol")
         return result

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import hashlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +81,7 @@ def compile_request(request: RunRequest, chain: Toolchain) -> RunRequest:
     program = _program(entry, chain, limits, files)
     program["compile"] = chain.argv(entry.compile or (), memory_mb=limits.memory_mb)
     program["artifacts"] = list(entry.artifacts)
+    program.pop("digests")  # a source is compiled once: nothing of it is worth keeping in the sandbox
     # The compiler's own memory: its address space is no measure (rustc and the JVM reserve gigabytes).
     program["memory"], program["memory_overhead_mb"] = "data", 0
     return RunRequest(suite_kind="compile", solution=request.solution, tests={}, limits=limits,
@@ -94,6 +96,8 @@ def _program(entry: Language, chain: Toolchain, limits: Limits, files: dict[str,
         "argv": chain.argv(entry.run, memory_mb=limits.memory_mb),
         "env": dict(entry.env),
         "files": files,
+        # What a warm sandbox keeps each by (base.SupervisorSandbox): sent once, referred to after.
+        "digests": {name: hashlib.sha256(data.encode()).hexdigest() for name, data in files.items()},
         "executable": executable,
         "memory": entry.memory,
         "memory_overhead_mb": entry.memory_overhead_mb,

@@ -6,9 +6,11 @@ extra or differently cased output pass unless the task says so."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from evaluation.sandbox import compile_cache, engine, languages
+from evaluation.sandbox import compile_cache, engine, languages, programs
 from evaluation.sandbox.harness import compare
 from evaluation.sandbox.types import Limits, RunRequest, Status
 from tasks_app import languages as task_languages
@@ -162,3 +164,37 @@ def test_a_task_comparator_decides_a_real_run(bwrap_pool):
     strict = stdio(bwrap_pool, "python", ECHO, cases)
     assert loose.status == Status.PASSED and strict.status == Status.FAILED
     assert "line 1: expected '0.333333', got '0.3333334'" in strict.tests[0].message + strict.tests[1].message
+
+
+@needs_bwrap
+def test_a_warm_sandbox_keeps_a_built_program_and_is_sent_it_once(monkeypatch):
+    from evaluation.sandbox.base import SupervisorSandbox
+    from evaluation.sandbox.pool import SandboxPool
+
+    sizes = []
+    real_send = SupervisorSandbox._send
+
+    def measuring(self, frame):
+        if frame.get("op") == "run" and frame.get("kind") == "stdio":
+            sizes.append(len(json.dumps(frame)))
+        return real_send(self, frame)
+
+    monkeypatch.setattr(SupervisorSandbox, "_send", measuring)
+    pool = SandboxPool(engine.sandbox_factory("bwrap"), size=1)
+    try:
+        for _ in range(3):
+            assert stdio(pool, "go", SUM["go"]).status == Status.PASSED
+        assert sizes[0] > 500_000 and max(sizes[1:]) < 20_000, sizes  # the binary went once
+        # A sandbox that does not hold what the host thinks it does: our fault, so the run
+        # is redone in a fresh sandbox, which is sent everything, and the verdict stands.
+        built = programs.prepared(
+            RunRequest(suite_kind="stdio", solution=SUM["c"], tests={}, language="c"),
+            lambda r: engine.run(r, backend="bwrap", pool=pool),
+            "bwrap",
+        )
+        with pool.lease(hash_seed=1) as sandbox:
+            sandbox.held.update({digest: 1 for digest in built.program["digests"].values()})  # never sent
+        result = stdio(pool, "c", SUM["c"])
+        assert result.status == Status.PASSED and result.anomaly == "program_not_held"
+    finally:
+        pool.close()

@@ -38,7 +38,7 @@ for _path in ("/usr/lib/python3/dist-packages",):
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.append(_path)  # pytest for the pytest suite kind; no .pth processing
 
-from harness import codec, judge, lite, protocol, scratch, solution  # noqa: E402,F401 - warm before forking
+from harness import codec, held_files, judge, lite, protocol, scratch, solution  # noqa: E402,F401 - warm before forking
 from harness.version import harness_version  # noqa: E402
 from harness.zygote import IN_FD, OUT_FD, Zygote, ZygoteGone  # noqa: E402
 
@@ -138,6 +138,13 @@ def handle_run(spec: dict[str, Any], zygote: Zygote, hygiene: Hygiene) -> tuple[
     mark("tests_read")
     anomaly: str | None = None
     record: dict[str, Any] | None = None
+    if isinstance(spec.get("program"), dict):
+        try:
+            held_files.resolve(spec["program"])
+        except held_files.NotHeld as exc:
+            result = {"op": "result", "run_id": spec.get("run_id"), "record": None, "anomaly": "program_not_held",
+                      "detail": str(exc)}  # fmt: skip
+            return result, lambda: _finish_run(zygote, hygiene)
     solution.seed_random(int(spec["seed"]), tests)
     signal.setitimer(signal.ITIMER_REAL, float(spec["limits"]["wall_s"]) + 10.0)
     try:
