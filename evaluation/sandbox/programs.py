@@ -66,10 +66,21 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
         if built["status"] != "ok":
             return _ended(request, None, Status.COMPILE_ERROR, built["message"], fingerprint=chain.fingerprint)
         files = dict(built["artifacts"])
+        # Hashed once per build, not per run (megabytes for a Go binary): kept with the entry in memory.
+        if "digests" not in built:
+            built["digests"] = _digests(files)
+        digests = built["digests"]
     else:
         files = {entry.source_file: base64.b64encode(source).decode()}
+        digests = _digests(files)
     program = _program(entry, chain, request.limits, files)
+    # What a warm sandbox keeps each file by (base.SupervisorSandbox): sent once, referred to after.
+    program["digests"] = dict(digests)
     return dataclasses.replace(request, program=program)
+
+
+def _digests(files: dict[str, str]) -> dict[str, str]:
+    return {name: hashlib.sha256(data.encode()).hexdigest() for name, data in files.items()}
 
 
 def compile_request(request: RunRequest, chain: Toolchain) -> RunRequest:
@@ -81,7 +92,6 @@ def compile_request(request: RunRequest, chain: Toolchain) -> RunRequest:
     program = _program(entry, chain, limits, files)
     program["compile"] = chain.argv(entry.compile or (), memory_mb=limits.memory_mb)
     program["artifacts"] = list(entry.artifacts)
-    program.pop("digests")  # a source is compiled once: nothing of it is worth keeping in the sandbox
     # The compiler's own memory: its address space is no measure (rustc and the JVM reserve gigabytes).
     program["memory"], program["memory_overhead_mb"] = "data", 0
     return RunRequest(suite_kind="compile", solution=request.solution, tests={}, limits=limits,
@@ -96,8 +106,6 @@ def _program(entry: Language, chain: Toolchain, limits: Limits, files: dict[str,
         "argv": chain.argv(entry.run, memory_mb=limits.memory_mb),
         "env": dict(entry.env),
         "files": files,
-        # What a warm sandbox keeps each by (base.SupervisorSandbox): sent once, referred to after.
-        "digests": {name: hashlib.sha256(data.encode()).hexdigest() for name, data in files.items()},
         "executable": executable,
         "memory": entry.memory,
         "memory_overhead_mb": entry.memory_overhead_mb,
