@@ -17,7 +17,7 @@ from django.conf import settings
 
 from tasks_app.canonical import canonical_json
 from tasks_app.errors import ValidationFailed
-from tasks_app.generated_tests import parse_generated_tests
+from tasks_app.generated_tests import check_precondition, parse_generated_tests
 from tasks_app.languages import LANGUAGES, PYTHON, language_problem, parse_comparator
 from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
 
@@ -55,9 +55,6 @@ CONTENT_FIELDS = (
     "generated_tests",
     "comparator",
 )
-# Suite kinds whose tests call one entry point with plain arguments: where inputs can be
-# generated and a precondition applies.
-CALL_SUITE_KINDS = ("assertions", "check_function")
 
 
 @dataclass(frozen=True)
@@ -298,7 +295,11 @@ class _Parser:
             data, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, MAX_MEMORY_LIMIT_MB, integer=True
         )
         repository = self.repository(data, suite_kind, solutions)
-        precondition = self.precondition(data, suite_kind, code_limit)
+        raw_precondition = data.get("precondition")
+        raw_precondition = self.code("" if raw_precondition is None else raw_precondition, "precondition",
+                                     must_parse=True)  # fmt: skip
+        precondition = check_precondition(raw_precondition, suite_kind or "", code_limit,
+                                          lambda src: "precondition" in top_level_names(src), self.error)  # fmt: skip
         generated = parse_generated_tests(data.get("generated_tests"), len(hidden), self.error, _type_name)
         comparator = parse_comparator(data.get("comparator"), suite_kind or "", self.error)
 
@@ -326,22 +327,6 @@ class _Parser:
             generated_tests=generated,
             comparator=comparator,
         )
-
-    def precondition(self, data: dict, suite_kind: str, code_limit: int) -> str:
-        """Source defining `precondition(...)`, for suites that call an entry point."""
-        raw = data.get("precondition")
-        source = self.code("" if raw is None else raw, "precondition", must_parse=True)
-        if not source.strip():
-            return ""
-        if suite_kind and suite_kind not in CALL_SUITE_KINDS:
-            self.error("precondition", f"Only for suite kinds {' and '.join(CALL_SUITE_KINDS)}: inputs are generated "
-                                       "for tests that call the entry point.")  # fmt: skip
-        elif len(source.encode()) > code_limit:
-            self.error("precondition", f"Longer than {code_limit} bytes.")
-        elif "precondition" not in top_level_names(source):
-            self.error("precondition", "Define a function precondition(...) taking the entry point's arguments and "
-                                       "returning True for a valid input.")  # fmt: skip
-        return source
 
     def repository(self, data: dict, suite_kind: str, solutions: list[SolutionContent]) -> RepositoryContent | None:
         """The tree, tests and protected paths of a repository task; its solutions are

@@ -15,6 +15,28 @@ from tasks_app.canonical import canonical_json
 # the mutant it kills, and the version whose verification proposed it.
 GENERATED_TEST_FIELDS = ("hidden_index", "generator", "seed", "reason", "mutant", "from_version")
 GENERATED_TEST_REASONS = ("counterexample", "hidden_for_visible")
+# Suite kinds whose tests call one entry point with plain arguments: where inputs can be
+# generated and a precondition applies.
+CALL_SUITE_KINDS = ("assertions", "check_function")
+
+
+def check_precondition(
+    source: str, suite_kind: str, code_limit: int, defines: Callable[[str], bool], error: Callable[[str, str], None]
+) -> str:
+    """A version's precondition source (already read as code), its problems sent to
+    `error`: only for call suites, within the size limit, defining `precondition`
+    (`defines` says whether the source defines it at top level)."""
+    if not source.strip():
+        return ""
+    if suite_kind and suite_kind not in CALL_SUITE_KINDS:
+        error("precondition", f"Only for suite kinds {' and '.join(CALL_SUITE_KINDS)}: inputs are generated "
+                              "for tests that call the entry point.")  # fmt: skip
+    elif len(source.encode()) > code_limit:
+        error("precondition", f"Longer than {code_limit} bytes.")
+    elif not defines(source):
+        error("precondition", "Define a function precondition(...) taking the entry point's arguments and "
+                              "returning True for a valid input.")  # fmt: skip
+    return source
 
 
 def parse_generated_tests(

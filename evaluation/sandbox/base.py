@@ -28,6 +28,14 @@ class SupervisorSandbox:
     reader: FrameReader | None = None
     ready: dict[str, Any]
     runs: int
+    _held: dict[str, int] | None = None  # digest -> size of the built programs this sandbox keeps
+
+    @property
+    def held(self) -> dict[str, int]:
+        """The built programs the supervisor keeps (harness/held_files.py), as the host knows them."""
+        if self._held is None:
+            self._held = {}
+        return self._held
 
     def _write(self, data: bytes) -> None:
         raise NotImplementedError
@@ -55,7 +63,7 @@ class SupervisorSandbox:
     def _held_program(self, program: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
         """`program` as this sandbox needs it: files it holds by reference, the others in
         full, with those to keep named (harness/held_files.py); and what it will hold."""
-        held: dict[str, int] = self.__dict__.setdefault("held", {})
+        held = self.held
         room = HELD_BYTES - sum(held.values())
         files, refer, keep, kept = {}, {}, [], {}
         for name, data in program["files"].items():
@@ -132,8 +140,7 @@ class SupervisorSandbox:
         result = self.reader.read(time.monotonic() + request.limits.wall_s + 30.0)
         self.runs += 1
         if result.get("op") == "result" and result.get("anomaly") is None:
-            held = self.__dict__.setdefault("held", {})
-            held.update(kept)  # the supervisor has them now (harness/held_files.py)
+            self.held.update(kept)  # the supervisor has them now (harness/held_files.py)
         if result.get("op") != "result" or result.get("run_id") != run_id:
             raise SandboxFailure(f"the sandbox answered out of turn: {str(result)[:200]}", anomaly="protocol")
         return result

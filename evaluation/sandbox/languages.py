@@ -3,8 +3,8 @@
 An entry says how a program in that language is built and run inside a sandbox:
 the source's file name, the compile command (None for a language run from source),
 the files a compile leaves that the run needs, the run command, and how its memory
-is held. Adding a language is adding an entry here, its Debian packages to
-platform/scripts/languages.sh (and the sandbox image), and its sample task.
+is held. Adding a language is adding an entry here (with its Debian packages, which
+`make test` installs), its name to tasks_app/languages.py, and its sample task.
 
 Toolchains come from Debian's packages and are used where they are installed:
 bwrap binds the host's /usr read-only (and the few /etc directories a runtime reads
@@ -199,7 +199,7 @@ def toolchain(name: str) -> Toolchain:
     except FileNotFoundError as exc:
         raise LanguageUnavailable(
             f"{entry.title}: {exc.args[0]!r} is not installed on this host "
-            f"(Debian: apt-get install {' '.join(entry.packages)}; platform/scripts/languages.sh installs them all)"
+            f"(Debian: apt-get install {' '.join(entry.packages)}; `make test` installs them all)"
         ) from None
     outside = [p for p in paths.values() if not p.startswith("/usr/")]
     if outside:
@@ -207,6 +207,7 @@ def toolchain(name: str) -> Toolchain:
     digest = hashlib.sha256()
     # The commands themselves too: other flags build another program from the same source.
     digest.update(repr((entry.compile, entry.run, entry.artifacts)).encode() + b"\0")
+    first_line = ""
     for argv in entry.versions:
         command = [paths[argv[0]], *argv[1:]]
         try:
@@ -214,18 +215,10 @@ def toolchain(name: str) -> Toolchain:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise LanguageUnavailable(f"{entry.title}: {' '.join(command)} failed: {exc}") from None
         digest.update(" ".join(command).encode() + b"\0" + done.stdout + done.stderr + b"\0")
-    version = _first_line(entry)
-    return Toolchain(entry, paths, f"sha256:{digest.hexdigest()}", version)
-
-
-def _first_line(entry: Language) -> str:
-    try:
-        done = subprocess.run([_real(entry.versions[0][0]), *entry.versions[0][1:]], capture_output=True,
-                              timeout=60, check=False, text=True)  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired, FileNotFoundError):
-        return ""
-    text = (done.stdout or done.stderr).strip()
-    return text.splitlines()[0][:200] if text else ""
+        if not first_line:
+            said = (done.stdout or done.stderr).decode(errors="replace").strip()
+            first_line = said.splitlines()[0][:200] if said else ""
+    return Toolchain(entry, paths, f"sha256:{digest.hexdigest()}", first_line)
 
 
 @dataclass(frozen=True)

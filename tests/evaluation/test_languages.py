@@ -41,7 +41,9 @@ def test_the_language_tables_agree_and_every_language_is_installed():
     assert task_languages.LANGUAGES == languages.LANGUAGE_NAMES
     assert task_languages.COMPARATOR_MODES == compare.MODES
     missing = {name: why for name, why in languages.available().items() if why.startswith("missing")}
-    assert not missing, f"make test installs every toolchain (platform/scripts/languages.sh): {missing}"
+    assert not missing, (
+        f"make test installs every toolchain (python -m evaluation.sandbox.languages packages): {missing}"
+    )
 
 
 @needs_bwrap

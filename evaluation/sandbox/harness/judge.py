@@ -78,6 +78,7 @@ class Judge(RemoteCalls):
         self.fatal_failure: CandidateFailure | None = None
         self.remotes: dict[tuple[int, int], RemoteObject] = {}
         self.comparing: set[tuple[int, int]] = set()
+        self.program_laid_out = False  # another language's files are in the run directory (program.py)
         self.setup_error = ""
 
     def mark(self, name: str) -> None:

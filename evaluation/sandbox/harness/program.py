@@ -70,9 +70,9 @@ def spawn(judge: Judge, *, stdin: bool) -> Child:
     program = spec(judge)
     if program is None:
         return judge.spawn("program", stdin=stdin)
-    if not getattr(judge, "program_laid_out", False):
+    if not judge.program_laid_out:
         lay_out(program)
-        judge.program_laid_out = True  # type: ignore[attr-defined]
+        judge.program_laid_out = True
     return judge.spawn("exec", stdin=stdin, source=order(program, list(program["argv"])))
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_app.content import CALL_SUITE_KINDS, canonical_json
+from tasks_app.content import canonical_json
+from tasks_app.generated_tests import CALL_SUITE_KINDS
 
 ROLE = "explore"
 SUBJECT = "generated-inputs"
