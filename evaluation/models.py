@@ -13,7 +13,7 @@ from tasks_app.models import Task, TaskVersion
 ROLES = ("reference", "adversarial", "mutant", "probe", "explore")
 EXECUTION_STATUSES = (
     "pending", "running", "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded",
-    "sandbox_error", "compile_error",
+    "sandbox_error", "compile_error", "presentation_error", "checker_error",
 )  # fmt: skip
 
 

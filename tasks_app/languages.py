@@ -29,9 +29,12 @@ LANGUAGES = (
     "csharp",
 )
 OTHER_LANGUAGE_SUITE_KINDS = ("stdio",)
-# evaluation/sandbox/harness/compare.py's modes.
-COMPARATOR_MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase")
-COMPARATOR_FIELDS = ("mode", "abs_tol", "rel_tol")
+# evaluation/sandbox/harness/compare.py's modes, and `checker`: a program of the task's
+# (evaluation/sandbox/special_judges.py) judges each output under testlib's contract.
+CHECKER_MODE = "checker"
+COMPARATOR_MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase", CHECKER_MODE)
+COMPARATOR_FIELDS = ("mode", "abs_tol", "rel_tol", "language", "source")
+MAX_CHECKER_CHARS = 200_000
 
 
 def language_problem(language: str, suite_kind: str) -> str | None:
@@ -61,6 +64,11 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
     if mode not in COMPARATOR_MODES:
         error("comparator.mode", f"Unknown mode {mode!r}. One of: {', '.join(COMPARATOR_MODES)}.")
         return {}
+    if mode == CHECKER_MODE:
+        return _checker(raw, error)
+    for name in ("language", "source"):
+        if raw.get(name) is not None:
+            error(f"comparator.{name}", f"Only a checker (mode {CHECKER_MODE!r}) has a {name}.")
     comparator: dict[str, Any] = {"mode": mode}
     for name in ("abs_tol", "rel_tol"):
         if raw.get(name) is None:
@@ -73,3 +81,23 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
         else:
             comparator[name] = float(value)
     return comparator
+
+
+def _checker(raw: dict[str, Any], error: Callable[[str, str], None]) -> dict[str, Any]:
+    """A checker program: its language and source (it is built and run like a solution,
+    in a sandbox of its own, called as `checker <input> <output> <answer>`)."""
+    for name in ("abs_tol", "rel_tol"):
+        if raw.get(name) is not None:
+            error(f"comparator.{name}", "A checker decides for itself: no tolerance goes with it.")
+    language, source = raw.get("language"), raw.get("source")
+    if language not in LANGUAGES:
+        error("comparator.language", f"Unknown checker language {language!r}. One of: {', '.join(LANGUAGES)}.")
+    if not isinstance(source, str) or not source.strip():
+        error("comparator.source", "A checker needs its source: a program that reads the files named by its "
+                                   "arguments (input, output, answer) and exits 0 (accepted), 1 (wrong answer), "
+                                   "2 (presentation error) or 3 (the checker failed).")  # fmt: skip
+    elif len(source) > MAX_CHECKER_CHARS:
+        error("comparator.source", f"The checker is {len(source)} characters; the limit is {MAX_CHECKER_CHARS}.")
+    elif "\x00" in source:
+        error("comparator.source", "The checker's source contains a NUL character.")
+    return {"mode": CHECKER_MODE, "language": language, "source": source}

@@ -10,7 +10,9 @@ from django.db.models import Count
 
 from tasks_app.models import State, Task
 
-COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error")
+# Not sandbox_error nor checker_error: neither says anything of the solver.
+COUNTED_ATTEMPTS = ("passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error",
+                    "presentation_error")  # fmt: skip
 
 
 def attempt_counts(*, task: str = "", solver: str = "") -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from evaluation.sandbox import counters, evidence, replay
+from evaluation.sandbox import counters, evidence, replay, special_judges
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
@@ -205,7 +205,14 @@ def run(
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
-    if request.language != "python" and request.program is None:
+    if special_judges.judged_by_checker(request):
+        # Two runs in two sandboxes: the solution's, then the task's checker on its outputs.
+        result = special_judges.run_with_checker(
+            request, lambda part: run(part, backend=backend, pool=pool, warm=warm, cold=cold)
+        )
+        result.request_digest = _keep_for_replay(request)
+        return result
+    if request.program is None and (request.language != "python" or request.suite_kind == "check"):
         # Another language: build it (once per source and toolchain: the compile cache) and
         # run what was built. A compile error is the solution's result, decided here.
         from evaluation.sandbox import programs

@@ -41,8 +41,12 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
     error, or the compile's sandbox error). `run` executes a request (engine.run's
     own path, with the caller's backend and pool). Python requests come back as they are.
     A toolchain this host or backend lacks is `sandbox_error`: nothing of the solution's ran."""
-    if request.language == PYTHON or request.program is not None:
+    if request.program is not None:
         return request
+    if request.language == PYTHON:
+        # A Python checker is a program like any other's (its files as arguments);
+        # every other Python request runs in the zygote's own interpreter.
+        return _python_program(request) if request.suite_kind == "check" else request
     if backend != "bwrap":
         missing = f"the {backend} sandbox image carries no {request.language} toolchain yet: run it on bwrap"
         return _ended(request, None, Status.SANDBOX_ERROR, missing)
@@ -76,6 +80,17 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
     program = _program(entry, chain, request.limits, files)
     # What a warm sandbox keeps each file by (base.SupervisorSandbox): sent once, referred to after.
     program["digests"] = dict(digests)
+    return dataclasses.replace(request, program=program)
+
+
+PYTHON_RUN = ("/usr/bin/python3", "-S", "-B", "main.py")  # /usr/bin/python3: in both backends' /usr
+
+
+def _python_program(request: RunRequest) -> RunRequest:
+    files = {"main.py": base64.b64encode(request.solution.encode("utf-8")).decode()}
+    program = {"language": PYTHON, "fingerprint": "", "argv": list(PYTHON_RUN), "env": {}, "files": files,
+               "executable": [], "memory": "as", "memory_overhead_mb": 0, "oom_markers": ["MemoryError"],
+               "digests": _digests(files)}  # fmt: skip
     return dataclasses.replace(request, program=program)
 
 

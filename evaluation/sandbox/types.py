@@ -27,6 +27,11 @@ class Status(enum.StrEnum):
     MEMORY_EXCEEDED = "memory_exceeded"
     OUTPUT_EXCEEDED = "output_exceeded"
     SANDBOX_ERROR = "sandbox_error"  # our fault, never the solution's: not a wrong answer
+    # A task's checker said the output is malformed (testlib's _pe): the solution's failure.
+    PRESENTATION_ERROR = "presentation_error"
+    # The task's checker failed or crashed judging an output: the task's fault, never the
+    # solution's; no reward, and verification flags the task (special_judges.py).
+    CHECKER_ERROR = "checker_error"
 
 
 # Every status a finished run can have, as stored: an execution, attempt or reward

@@ -24,11 +24,15 @@ from typing import Any
 
 PASSED = "passed"
 SANDBOX_ERROR = "sandbox_error"
+CHECKER_ERROR = "checker_error"  # the task's checker failed: the task's fault, flagged (CHECKER_BROKEN)
+# Left out of every metric: neither is the solution's doing.
+UNJUDGED = (SANDBOX_ERROR, CHECKER_ERROR)
 # Mirrors evaluation.sandbox.types.Status (a StrEnum, so its members are accepted
 # as they are); spelt out here to keep this module free of platform imports.
 STATUSES = frozenset(
-    {PASSED, "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error", SANDBOX_ERROR}
-)
+    {PASSED, "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error",
+     "presentation_error", SANDBOX_ERROR, CHECKER_ERROR}
+)  # fmt: skip
 
 REFERENCE, ADVERSARIAL, MUTANT, PROBE = "reference", "adversarial", "mutant", "probe"
 ROLES = (REFERENCE, ADVERSARIAL, MUTANT, PROBE)
@@ -142,8 +146,8 @@ class Outcome:
 
 
 def counted(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    """The outcomes that count: every one but `sandbox_error`."""
-    return [o for o in outcomes if o.status != SANDBOX_ERROR]
+    """The outcomes that count: every one but `sandbox_error` and `checker_error`."""
+    return [o for o in outcomes if o.status not in UNJUDGED]
 
 
 def excluded_sandbox_errors(outcomes: Iterable[Outcome]) -> int:
@@ -398,6 +402,7 @@ def summarise(outcomes: Iterable[Outcome], *, time_limit_s: float, correct_share
         "excluded_sandbox_errors_by_role": {
             role: sum(1 for o in outcomes if o.role == role and o.status == SANDBOX_ERROR) for role in ROLES
         },
+        "excluded_checker_errors": sum(1 for o in outcomes if o.status == CHECKER_ERROR),
         "false_negative_rate": false_negative_rate(outcomes).as_dict(),
         "flake_rate": flake_rate(outcomes).as_dict(),
         "flaky_subjects": [{"role": role, "subject": subject} for role, subject in flaky_subjects(outcomes)],

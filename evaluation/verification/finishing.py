@@ -8,6 +8,7 @@ verdict.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.db import transaction
@@ -66,6 +67,18 @@ def broken_setup(verification: Verification) -> dict[str, Any] | None:
     return {"runs": len(tracebacks), "reference_runs": len(results), "traceback": str(tracebacks[0])[:4000]}
 
 
+def broken_checker(verification: Verification) -> dict[str, Any] | None:
+    """Whether the task's checker failed on any run's output (`checker_error`: not the
+    solution's, left out of every metric): then the task is broken.
+    {"runs", "by_role", "message"} (the first failure's message), or None."""
+    rows = list(verification.executions.filter(status="checker_error").values_list("role", "result"))
+    if not rows:
+        return None
+    by_role = dict(Counter(role for role, _ in rows))
+    first = next((r for _, r in rows if isinstance(r, dict) and r.get("message")), {})
+    return {"runs": len(rows), "by_role": by_role, "message": str(first.get("message") or "")[:4000]}
+
+
 def verification_finish(*, verification_id: int) -> Verification:
     """Score, flag and decide, once every execution has a final status.
 
@@ -91,6 +104,7 @@ def verification_finish(*, verification_id: int) -> Verification:
     # A repository task's runs are held to the verdict's timeout (its time limit is not theirs).
     summary = figures.summarise(outcomes_of(verification), time_limit_s=verdict_timeout_s(version))
     summary["broken_setup"] = broken_setup(verification)
+    summary["broken_checker"] = broken_checker(verification)
     summary["generated"], explored = generated_of(verification, summary)
     found = flags_for(summary, version=version)
     verdict = "flagged" if any(flag.severity == "error" for flag in found) else "verified"

@@ -21,6 +21,7 @@ DEFAULT_THRESHOLDS = {
 }
 FLAG_CODES = (
     "BROKEN_SETUP",
+    "CHECKER_BROKEN",
     "REFERENCE_FAILS",
     "FLAKY",
     "WEAK_TESTS",
@@ -139,6 +140,19 @@ def flags_for(summary: dict[str, Any], *, version: Any) -> list[FoundFlag]:
                 f"solutions. It raised {str(broken['traceback']).strip().splitlines()[-1][:300]} (the "
                 "traceback is in the details); fix the setup or the reference.",
                 dict(broken),
+            )
+        )
+    checker = summary.get("broken_checker")
+    if checker:
+        on_reference = checker["by_role"].get("reference", 0)
+        where = f"on the reference's output ({on_reference} run(s))" if on_reference else "on a solution's output"
+        found.append(
+            FoundFlag(
+                "CHECKER_BROKEN",
+                "error",
+                f"The task's checker failed {where}, {checker['runs']} run(s) in all: the task is broken, and "
+                f"no solution is rewarded while it is. It said: {checker['message'][:300]}",
+                dict(checker),
             )
         )
     failed, runs = _count(summary.get("false_negative_rate"))

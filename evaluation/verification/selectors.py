@@ -48,7 +48,8 @@ def finished_verifications(versions: QuerySet[TaskVersion]) -> list[Verification
 
 
 FINAL_STATUSES = (
-    "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error", "sandbox_error",
+    "passed", "failed", "error", "timeout", "memory_exceeded", "output_exceeded", "compile_error",
+    "presentation_error", "sandbox_error", "checker_error",
 )  # fmt: skip
 METRIC_ROWS = (
     ("false_negative_rate", "Reference false-negative rate", "reference runs that failed"),

@@ -98,6 +98,9 @@ class TaskEditor:
             raw["language"] = data["language"]
         if data.get("comparator_mode"):
             raw["comparator"] = {"mode": data["comparator_mode"]}
+            if data["comparator_mode"] == "checker":
+                raw["comparator"]["language"] = data.get("checker_language") or "python"
+                raw["comparator"]["source"] = data.get("checker_source") or ""
             for name in ("abs_tol", "rel_tol"):
                 text = (data.get(f"comparator_{name}") or "").strip()
                 if text:
@@ -171,6 +174,10 @@ class TaskEditor:
                 locator = f"{locator}, {sub}" if locator else sub
             self.form.add_error(name, f"{locator[:1].upper()}{locator[1:]}: {message}" if locator else message)
             return
+        if path.startswith("comparator."):
+            field_name = COMPARATOR_FIELDS.get(path.removeprefix("comparator."), "comparator_mode")
+            self.form.add_error(field_name, message)
+            return
         if name in self.form.fields and name != "base_number":
             if not (name in ("time_limit_s", "memory_limit_mb") and self.form.errors.get(name)):
                 self.form.add_error(name, message)
@@ -235,6 +242,8 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
         "comparator_mode": (version.comparator or {}).get("mode", ""),
         "comparator_abs_tol": _tolerance_text((version.comparator or {}).get("abs_tol")),
         "comparator_rel_tol": _tolerance_text((version.comparator or {}).get("rel_tol")),
+        "checker_language": (version.comparator or {}).get("language", ""),
+        "checker_source": (version.comparator or {}).get("source", ""),
         "visible_tests": suite_to_text(kind, list(version.visible_tests)),
         "hidden_tests": suite_to_text(kind, list(version.hidden_tests)),
         "time_limit_s": _number_text(version.time_limit_s),
@@ -243,6 +252,11 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
     }
     solutions = [{"role": s.role, "label": s.label, "code": s.code, "note": s.note} for s in version.solutions.all()]
     return initial, solutions
+
+
+# Where an error in the comparator's content shows in the form.
+COMPARATOR_FIELDS = {"mode": "comparator_mode", "abs_tol": "comparator_abs_tol", "rel_tol": "comparator_rel_tol",
+                     "language": "checker_language", "source": "checker_source"}  # fmt: skip
 
 
 def _tolerance_text(value: float | None) -> str:

@@ -96,7 +96,7 @@ def _versions_by_id(ids: set[int]) -> dict[int, TaskVersion]:
 
 def reward_for(status: str, passed: int, total: int, mode: str) -> float | None:
     """The reward a verdict earns (see the module docstring)."""
-    if status == Status.SANDBOX_ERROR:
+    if status in (Status.SANDBOX_ERROR, Status.CHECKER_ERROR):  # nothing was decided about the solution
         return None
     if status == Status.PASSED:
         return 1.0

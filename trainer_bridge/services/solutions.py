@@ -20,7 +20,7 @@ from tasks_app.models import Solution
 from trainer_bridge.models import Snapshot, SnapshotMember
 
 EXPECTED = {"reference": "pass", "adversarial": "fail"}
-UNJUDGED = frozenset({"pending", "running", str(Status.SANDBOX_ERROR)})
+UNJUDGED = frozenset({"pending", "running", str(Status.SANDBOX_ERROR), str(Status.CHECKER_ERROR)})
 
 
 def members_of(snapshot: Snapshot) -> QuerySet[SnapshotMember]:

@@ -44,7 +44,7 @@ class Episode:
     @property
     def finished(self) -> bool:
         """Passed, or unscored (its sandbox kept failing: no feedback to act on)."""
-        return bool(self.turns) and self.turns[-1].status in ("passed", "sandbox_error", "unscored")
+        return bool(self.turns) and self.turns[-1].status in ("passed", "sandbox_error", "checker_error", "unscored")
 
     @property
     def scored(self) -> bool:

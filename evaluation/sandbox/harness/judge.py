@@ -194,6 +194,10 @@ class Judge(RemoteCalls):
                 from . import program
 
                 program.compile_run(self)
+            elif kind == "check":
+                from . import suite_checker
+
+                suite_checker.run(self)
             elif kind == "explore":
                 from . import explore  # `random` and `ast`: not for a cold start of the other kinds
 

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from .judge import Judge
 
 OUTCOME_PASSED, OUTCOME_FAILED, OUTCOME_ERROR, OUTCOME_SKIPPED = "passed", "failed", "error", "skipped"
+# A stdio test whose output waits for the task's checker (suite_stdio.py): no pass until judged.
+OUTCOME_UNCHECKED = "unchecked"
 # A failure of the candidate that ends the whole run rather than one test.
 FATAL = {"timeout": "timeout", "memory": "memory_exceeded", "output": "output_exceeded", "compile": "compile_error"}
 
@@ -48,13 +50,13 @@ def run_record(judge: Judge) -> dict[str, Any]:
     """The complete record of a judged run: its status, each test's outcome, what the
     candidate wrote, and the exits the supervisor accounts for."""
     own = [c for c in judge.children if c.role != "mutant"]  # a mutant's output is not the run's
-    stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] not in ("stdio", "compile"))
+    stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] not in ("stdio", "compile", "check"))
     stderr = "".join(c.err.text() for c in own)
     exploring = judge.run_spec["kind"] == "explore"
     if judge.fatal:
         status = judge.fatal
-    elif exploring or judge.run_spec["kind"] == "compile":  # the data is the result (explore: the
-        # reference's tests ran only to watch its calls; compile: the artifacts)
+    elif exploring or judge.run_spec["kind"] in ("compile", "check"):  # the data is the result (explore:
+        # the reference's tests ran only to watch its calls; compile: the artifacts; check: the verdicts)
         status = "passed" if getattr(judge, "data", None) is not None else "failed"
     elif any(o["outcome"] != OUTCOME_PASSED for o in judge.outcomes) or not judge.outcomes:
         status = "failed"

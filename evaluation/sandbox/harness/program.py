@@ -65,15 +65,18 @@ def order(program: dict[str, Any], argv: list[str]) -> str:
                        "memory_overhead_mb": int(program.get("memory_overhead_mb") or 0)})  # fmt: skip
 
 
-def spawn(judge: Judge, *, stdin: bool) -> Child:
-    """A fresh process of the run's program (Python's or another language's)."""
+def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None) -> Child:
+    """A fresh process of the run's program (Python's or another language's), with
+    `args` after its command (a checker's files: only for a program the host laid out)."""
     program = spec(judge)
     if program is None:
+        if args:
+            raise ValueError("arguments are only for a program with a command (the run's `program`)")
         return judge.spawn("program", stdin=stdin)
     if not judge.program_laid_out:
         lay_out(program)
         judge.program_laid_out = True
-    return judge.spawn("exec", stdin=stdin, source=order(program, list(program["argv"])))
+    return judge.spawn("exec", stdin=stdin, source=order(program, [*program["argv"], *(args or ())]))
 
 
 def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:
