@@ -225,3 +225,38 @@ def test_a_solution_without_a_label_is_flagged_on_its_row(client_for, curator):
     editor = response.context["editor"]
     assert editor.rows[1].errors["label"] == ["This field may not be blank."]
     assert editor.banner == []
+
+
+CHECKER = "import sys\nsys.exit(0 if open(sys.argv[2]).read().split() else 2)\n"
+
+
+def test_a_stdio_task_with_a_checker_is_created_shown_and_diffed(client_for, curator):
+    client = client_for(curator)
+    data = form_data(
+        suite_kind="stdio", entry_point="", visible_tests="", comparator_mode="checker",
+        checker_language="python", checker_source=CHECKER,
+        hidden_tests='[{"input": "1 2\\n", "output": "3\\n"}, {"input": "", "output": "0\\n"}]',
+        **{"solutions-0-code": "print(sum(map(int, input().split() or [0])))\n", "solutions-1-code": "print()\n"},
+    )  # fmt: skip
+    response = client.post(CREATE, data)
+    assert response.status_code == 302, response.context["editor"].summary()
+    version = Task.objects.get().latest_version
+    assert version.comparator == {"mode": "checker", "language": "python", "source": CHECKER}
+    page = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert "Checker" in page and "checker INPUT OUTPUT ANSWER" in page and "sys.argv[2]" in page
+    form = client.get(edit_url()).context["form"]
+    assert (form.initial["checker_language"], form.initial["checker_source"]) == ("python", CHECKER)
+    changed = {**data, "checker_source": CHECKER.replace("else 2", "else 1"), "changelog": "Stricter.",
+               "base_number": "1"}  # fmt: skip
+    assert client.post(edit_url(), changed).status_code == 302
+    diff = client.get(reverse("ui:version-diff", args=["add-two"]) + "?left=1&right=2").content.decode()
+    assert "Checker" in diff and "else 1" in diff
+
+
+def test_a_checker_without_source_is_flagged_next_to_the_checker_field(client_for, curator):
+    data = form_data(suite_kind="stdio", entry_point="", visible_tests="", comparator_mode="checker",
+                     checker_language="python", checker_source="  ",
+                     hidden_tests='[{"input": "1 2\\n", "output": "3\\n"}]')  # fmt: skip
+    response = client_for(curator).post(CREATE, data)
+    assert response.status_code == 400 and not Task.objects.exists()
+    assert any("needs its source" in m for m in response.context["form"].errors["checker_source"])
