@@ -6,12 +6,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tasks_app.errors import ValidationFailed
+from tasks_app.languages import LANGUAGES
 
 BANDS = ("TOO_EASY", "LEARNABLE", "TOO_HARD", "unknown")
 EXCLUDABLE_FLAGS = ("HACKABLE", "DUPLICATE", "WEAK_TESTS", "FLAKY", "REFERENCE_FAILS", "TOO_EASY", "TOO_HARD")
 FIELDS = {
     "require_verified", "max_reward_noise", "bands", "difficulty_min", "difficulty_max", "tags_include",
-    "tags_exclude", "exclude_flags", "max_size", "stratify", "seed",
+    "tags_exclude", "exclude_flags", "max_size", "stratify", "seed", "languages",
 }  # fmt: skip
 
 
@@ -24,6 +25,7 @@ class PoolCriteria:
     - bands: its difficulty band is one of these ("unknown": no difficulty yet);
     - difficulty_min / difficulty_max: its difficulty lies in the range (unknown fails);
     - tags_include (any of) / tags_exclude (none of);
+    - languages: the solutions' language is one of these (any when empty);
     - exclude_flags: none of these flags on the version's verification or the task
       (HACKABLE and DUPLICATE by default);
     - max_size: at most this many, sampled with `seed`, stratified by band and first
@@ -40,6 +42,7 @@ class PoolCriteria:
     max_size: int | None = None
     stratify: bool = True
     seed: int = 0
+    languages: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, data: Any) -> PoolCriteria:
@@ -98,6 +101,7 @@ class PoolCriteria:
         names("bands", BANDS)
         names("tags_include")
         names("tags_exclude")
+        names("languages", LANGUAGES)
         if "exclude_flags" in data:
             names("exclude_flags", EXCLUDABLE_FLAGS)
         for name in ("max_size", "seed"):
@@ -118,4 +122,6 @@ class PoolCriteria:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if not out["languages"]:  # only when set: the criteria of every earlier pool read as they did
+            del out["languages"]
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}

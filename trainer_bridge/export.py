@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from evaluation.sandbox.languages import LANGUAGES as RUNTIMES
 from trainer_bridge.models import Snapshot
 
 if TYPE_CHECKING:
@@ -60,9 +61,14 @@ _COLUMNS = (
     # Which hidden tests were generated, and how (index, generator, seed, reason, mutant,
     # proposing version): metadata only, so it goes out whether or not the tests do.
     "version__generated_tests",
+    # The solutions' language, and how a stdio task's output is judged (a comparator mode,
+    # or a checker program with its source: judging logic, not tests, so it always goes).
+    "version__language",
+    "version__comparator",
 )
 _HIDDEN = "version__hidden_tests"
-_JSON_COLUMNS = frozenset({"tags", "version__visible_tests", "version__generated_tests", _HIDDEN})
+_JSON_COLUMNS = frozenset({"tags", "version__visible_tests", "version__generated_tests", "version__comparator",
+                           _HIDDEN})  # fmt: skip
 
 # One encoder for the whole module: json.dumps with a non-default option builds a
 # new encoder on every call, which is a measurable share of a row's cost.
@@ -70,14 +76,18 @@ _encode = json.JSONEncoder(ensure_ascii=False).encode
 _SYSTEM_MESSAGE = _encode({"role": "system", "content": SYSTEM_PROMPT})
 
 
-def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str) -> str:
+def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str, language: str) -> str:
     parts = [statement.strip()]
+    runtime = RUNTIMES.get(language)
+    if runtime is not None:  # another language than Python: say which (and fence its starter code so)
+        parts.append(f"Write the program in {runtime.title}.")
     if suite_kind == "stdio":
         parts.append("Read from standard input and write to standard output.")
     elif entry_point:
         parts.append(f"Define `{entry_point}`.")
     if starter_code.strip():
-        parts.append(f"```python\n{starter_code.rstrip()}\n```")
+        fence = runtime.fences[0] if runtime is not None else "python"
+        parts.append(f"```{fence}\n{starter_code.rstrip()}\n```")
     return "\n\n".join(parts)
 
 
@@ -102,7 +112,8 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
     width = len(_COLUMNS)
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
-         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated) = row[:width]  # fmt: skip
+         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated, language,
+         comparator) = row[:width]  # fmt: skip
         tests = {"setup": setup, "visible": _cases(suite_kind, visible)}
         if with_hidden_tests:
             tests["hidden"] = _cases(suite_kind, row[width])
@@ -113,7 +124,7 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "snapshot": digest,
             "prompt": [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": _user_prompt(statement, suite_kind, entry_point, starter_code)},
+                {"role": "user", "content": _user_prompt(statement, suite_kind, entry_point, starter_code, language)},
             ],
             "suite_kind": suite_kind,
             "entry_point": entry_point,
@@ -125,6 +136,8 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "limits": {"time_limit_s": float(time_limit_s), "memory_limit_mb": int(memory_limit_mb)},
             "tests": tests,
             "generated_tests": generated,
+            "language": language,
+            "comparator": comparator,
         }
 
 
@@ -163,8 +176,9 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
     width = len(_COLUMNS)
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests, json_as_text=True):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
-         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated) = row[:width]  # fmt: skip
-        user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code))
+         entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated, language,
+         comparator) = row[:width]  # fmt: skip
+        user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code, language))
         hidden = f', "hidden": {_cases_text(suite_kind, row[width])}' if with_hidden_tests else ""
         visible = _cases_text(suite_kind, visible)
         yield (
@@ -176,7 +190,8 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
             f'"band": {_text(band)}, "reward_noise": {_number(reward_noise)}, "tags": {tags}, '
             f'"limits": {{"time_limit_s": {_number(float(time_limit_s))}, "memory_limit_mb": {int(memory_limit_mb)}}}, '
             f'"tests": {{"setup": {encode_basestring(setup)}, "visible": {visible}{hidden}}}, '
-            f'"generated_tests": {generated}}}'
+            f'"generated_tests": {generated}, "language": {encode_basestring(language)}, '
+            f'"comparator": {comparator}}}'
         )
 
 
@@ -244,6 +259,11 @@ def parquet_schema() -> pa.Schema:
             pa.field("seed", pa.int64(), nullable=False), pa.field("reason", text, nullable=False),
             pa.field("mutant", text, nullable=False), pa.field("from_version", text, nullable=False),
         ])), nullable=False),
+        pa.field("language", text, nullable=False),
+        pa.field("comparator", pa.struct([
+            pa.field("mode", text), pa.field("abs_tol", pa.float64()), pa.field("rel_tol", pa.float64()),
+            pa.field("language", text), pa.field("source", text),
+        ]), nullable=False),
     ])  # fmt: skip
 
 
@@ -278,7 +298,8 @@ _STATISTICS = ["task_id", "version", "version_hash", "snapshot", "suite_kind", "
 # Dictionary encoding for the columns of few distinct values; tried on the free
 # text it only costs time before falling back to plain.
 _DICTIONARY = ["snapshot", "suite_kind", "difficulty_source", "band", "prompt.list.element.role",
-               "tags.list.element", "limits.time_limit_s", "limits.memory_limit_mb"]  # fmt: skip
+               "tags.list.element", "limits.time_limit_s", "limits.memory_limit_mb", "language",
+               "comparator.mode", "comparator.language"]  # fmt: skip
 
 
 def parquet_chunks(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[bytes]:

@@ -120,6 +120,9 @@ def test_the_parquet_export_loads_with_pyarrow_pandas_and_datasets(snapshot, cur
     rows = table.to_pylist()
     for row, record in zip(rows, jsonl, strict=True):
         assert row["tests"].pop("hidden") is None  # a column of every file; null without export:tests
+        # One struct type a column: the default comparator ({}) is a struct of nulls.
+        assert row.pop("comparator") == dict.fromkeys(("mode", "abs_tol", "rel_tol", "language", "source"))
+        assert record.pop("comparator") == {} and record["language"] == "python"
         assert row == record  # the very records the JSONL export writes, in the same order
 
     frame = pd.read_parquet(path)
@@ -282,3 +285,24 @@ def test_every_record_says_which_hidden_tests_were_generated_with_or_without_the
     assert hidden[GENERATED[0]["hidden_index"]] == "assert add(10, 5) == 15"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate([{**GENERATED[0], "reason": "guess"}], schema["properties"]["generated_tests"])
+
+
+def test_a_checker_task_in_another_language_exports_its_language_and_checker(curator, reviewer, api_as):
+    checker = "import sys\nsys.exit(0)\n"
+    _approved(curator, reviewer, "pair-cpp", language="cpp17", suite_kind="stdio", entry_point="",
+              starter_code="int main() {}\n", test_setup="", visible_tests=[{"input": "1\n", "output": "1\n"}],
+              hidden_tests=[{"input": "2\n", "output": "2\n"}, {"input": "3\n", "output": "3\n"}],
+              comparator={"mode": "checker", "language": "python", "source": checker},
+              solutions=[{"role": "reference", "label": "ref", "code": "int main() { return 0; }\n"}])  # fmt: skip
+    pool = pool_create(slug="cpp", title="C++", criteria={"languages": ["cpp17"]})
+    snapshot = snapshot_create(pool=pool)[0]
+    lines = _body(api_as(curator, ["read", "export"]).get(_url(snapshot))).decode().splitlines()
+    (record,) = [json.loads(line) for line in lines]
+    assert record["language"] == "cpp17"
+    assert record["comparator"] == {"mode": "checker", "language": "python", "source": checker}
+    prompt = record["prompt"][1]["content"]
+    assert "Write the program in C++17 (g++)." in prompt and "```cpp\nint main() {}\n```" in prompt
+    # The text the export writes is the record json.dumps writes, byte for byte.
+    assert lines[0] == json.dumps(next(export.records(snapshot, with_hidden_tests=False)), ensure_ascii=False)
+    table = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))
+    assert table.to_pylist()[0]["comparator"]["source"] == checker

@@ -102,7 +102,8 @@ def test_a_diff_names_added_removed_and_changed_tasks(catalogue, curator, review
     [({"max_size": 0}, "max_size"), ({"bands": ["EASY"]}, "bands"), ({"max_reward_noise": 2}, "max_reward_noise"),
      ({"difficulty_min": 2, "difficulty_max": 1}, "difficulty_min"), ({"colour": "red"}, "criteria"),
      ({"require_verified": "yes"}, "require_verified"), ({"exclude_flags": ["NOPE"]}, "exclude_flags"),
-     ({"tags_include": [1, 2]}, "tags_include"), ({"seed": -1}, "seed")],
+     ({"tags_include": [1, 2]}, "tags_include"), ({"seed": -1}, "seed"), ({"languages": ["cobol"]}, "languages"),
+     ({"languages": "python, fortran"}, "languages")],
 )  # fmt: skip
 def test_bad_criteria_are_refused_naming_the_field(criteria, field):
     with pytest.raises(ValidationFailed) as error:
@@ -133,3 +134,20 @@ def test_bands_and_difficulty_ranges_come_from_the_latest_fit(catalogue):
     assert ranged["tasks"] == ["easy-3", "easy-4"]  # tasks with no difficulty never match a range
     unknown = pool_preview(criteria=PoolCriteria.parse({"bands": ["unknown"]}))
     assert unknown["matched"]["count"] == 5 and not any(t.startswith("easy") for t in unknown["tasks"])
+
+
+def test_a_pool_selects_by_language_and_the_preview_counts_each(curator, reviewer):
+    _approved(curator, reviewer, "add-python")
+    _approved(curator, reviewer, "sum-c", language="c", suite_kind="stdio", entry_point="", starter_code="",
+              test_setup="", visible_tests=[{"input": "1 2\n", "output": "3\n"}],
+              hidden_tests=[{"input": "2 2\n", "output": "4\n"}, {"input": "0 0\n", "output": "0\n"}],
+              solutions=[{"role": "reference", "label": "ref",
+                          "code": '#include <stdio.h>\nint main(void){long a,b;scanf("%ld %ld",&a,&b);'
+                                  'printf("%ld\\n",a+b);return 0;}\n'}])  # fmt: skip
+    preview = pool_preview(criteria=PoolCriteria())
+    assert preview["matched"]["by_language"] == {"c": 1, "python": 1}
+    only_c = pool_preview(criteria=PoolCriteria.parse({"languages": "c"}))
+    assert only_c["matched"]["count"] == 1 and only_c["selected"]["by_language"] == {"c": 1}
+    # Unset, the criterion is not in a pool's criteria at all: earlier pools read as they did.
+    assert "languages" not in PoolCriteria().as_dict()
+    assert PoolCriteria.parse({"languages": ["c", "c"]}).as_dict()["languages"] == ["c"]

@@ -91,6 +91,8 @@ def matches(candidate: Candidate, criteria: PoolCriteria) -> bool:
                           (criteria.difficulty_max, lambda d: d <= criteria.difficulty_max)):  # fmt: skip
         if bound is not None and (candidate.difficulty is None or not inside(candidate.difficulty)):
             return False
+    if criteria.languages and candidate.version.language not in criteria.languages:
+        return False
     if criteria.tags_include and not set(candidate.tags) & set(criteria.tags_include):
         return False
     if set(candidate.tags) & set(criteria.tags_exclude):
@@ -135,7 +137,8 @@ def pool_preview(*, criteria: PoolCriteria) -> dict[str, Any]:
 
     def spread(items: list[Candidate]) -> dict[str, Any]:
         return {"count": len(items), "by_band": dict(sorted(Counter(c.band for c in items).items())),
-                "by_tag": dict(sorted(Counter(t for c in items for t in c.tags).items()))}  # fmt: skip
+                "by_tag": dict(sorted(Counter(t for c in items for t in c.tags).items())),
+                "by_language": dict(sorted(Counter(c.version.language for c in items).items()))}  # fmt: skip
 
     return {"approved": len(pool), "matched": spread(selected), "selected": spread(frozen),
             "tasks": [c.task.slug for c in frozen]}  # fmt: skip

@@ -13,6 +13,7 @@ from typing import Any
 from django import forms
 
 from tasks_app.errors import DomainError
+from tasks_app.languages import LANGUAGES
 from trainer_bridge.criteria import BANDS, EXCLUDABLE_FLAGS, PoolCriteria
 
 DEFAULT_EXCLUDED = list(PoolCriteria().exclude_flags)
@@ -45,6 +46,10 @@ class PoolForm(forms.Form):
     difficulty_max = _text("Difficulty to", inputmode="decimal")
     tags_include = _text("Tags, any of", "Comma-separated, e.g. strings, parsing. Empty: any tag.")
     tags_exclude = _text("Tags, none of", "Comma-separated.")
+    languages = forms.MultipleChoiceField(
+        label="Languages", required=False, choices=[(x, x) for x in LANGUAGES],
+        widget=forms.CheckboxSelectMultiple, help_text="None ticked: any language.",
+    )  # fmt: skip
     exclude_flags = forms.MultipleChoiceField(
         label="Leave out tasks flagged",
         required=False,
@@ -60,7 +65,7 @@ class PoolForm(forms.Form):
 
     CRITERIA_FIELDS = (
         "require_verified", "max_reward_noise", "bands", "difficulty_min", "difficulty_max", "tags_include",
-        "tags_exclude", "exclude_flags", "max_size", "stratify", "seed",
+        "tags_exclude", "exclude_flags", "max_size", "stratify", "seed", "languages",
     )  # fmt: skip
 
     @classmethod
@@ -76,6 +81,7 @@ class PoolForm(forms.Form):
             "require_verified": data.get("require_verified") in ("on", "true", "1"),
             "stratify": data.get("stratify") in ("on", "true", "1"),
             "bands": data.getlist("bands"),
+            "languages": data.getlist("languages"),
             # Always sent: none ticked means leave none out, not the default.
             "exclude_flags": data.getlist("exclude_flags"),
         }
@@ -120,6 +126,8 @@ def criteria_summary(criteria: dict[str, Any]) -> list[str]:
         parts.append("tags " + " or ".join(c.tags_include))
     if c.tags_exclude:
         parts.append("not " + ", ".join(c.tags_exclude))
+    if c.languages:
+        parts.append("in " + " or ".join(c.languages))
     if list(c.exclude_flags) != DEFAULT_EXCLUDED:
         parts.append("leaving out " + (", ".join(c.exclude_flags) if c.exclude_flags else "no flag"))
     if c.max_size is not None:

@@ -63,7 +63,7 @@ def preview_of(criteria: PoolCriteria) -> dict[str, Any]:
     matched, selected = result["matched"], result["selected"]
     result["rows"] = {
         key: [(name, count, selected[spread].get(name, 0)) for name, count in matched[spread].items()]
-        for key, spread in (("bands", "by_band"), ("tags", "by_tag"))
+        for key, spread in (("bands", "by_band"), ("tags", "by_tag"), ("languages", "by_language"))
     }
     return result
 
