@@ -37,6 +37,8 @@ class Status(enum.StrEnum):
 # Every status a finished run can have, as stored: an execution, attempt or reward
 # in one of these is done.
 FINAL = tuple(status.value for status in Status)
+# The final statuses that are never run again: all but `sandbox_error`, which is retried.
+SETTLED = tuple(status for status in FINAL if status != Status.SANDBOX_ERROR)
 # How much of each stream a stored run keeps: enough to read the failure, not a
 # solution's megabyte of output in every row.
 OUTPUT_KEPT = 4000

@@ -21,7 +21,7 @@ from evaluation.models import Execution, Verification
 from evaluation.sandbox import engine
 from evaluation.sandbox.errors import PoolBusy, SandboxUnavailable
 from evaluation.sandbox.run_requests import run_request_for
-from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, Status
+from evaluation.sandbox.types import FINAL, OUTPUT_KEPT, SETTLED, Status
 from evaluation.sandbox.worker_names import worker_name
 from evaluation.verification import execution_rows, generated, probes
 from evaluation.verification.generated.requests import explore_request
@@ -152,7 +152,7 @@ def _wall_cap(execution: Execution, context: RunContext | None = None) -> float 
         return settled
     references = Execution.objects.filter(verification_id=execution.verification_id, role="reference")
     found = references.aggregate(
-        slowest=Max("wall_s", filter=Q(status="passed")), unfinished=Count("pk", filter=~Q(status__in=FINAL[:-1]))
+        slowest=Max("wall_s", filter=Q(status="passed")), unfinished=Count("pk", filter=~Q(status__in=SETTLED))
     )
     slowest = found["slowest"]
     cap = MUTANT_CAP_UNKNOWN_S if slowest is None else max(MUTANT_CAP_FLOOR_S, MUTANT_CAP_FACTOR * float(slowest))

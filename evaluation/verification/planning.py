@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation.models import Execution, Flag, Verification, VerificationState
-from evaluation.sandbox.types import FINAL
+from evaluation.sandbox.types import SETTLED
 from evaluation.verification import generated, mutants, probes
 from evaluation.verification.config import VerifyConfig, code_digest, execution_key
 from evaluation.verification.repository import execution_time_limit_s, is_repository
@@ -154,7 +154,7 @@ RUN_ORDER = {"reference": 0, "adversarial": 1, "probe": 2, "mutant": 3, "explore
 def verification_todo(verification: Verification) -> list[int]:
     """Its executions still to run (pending, claimed by a dead worker, or failed by
     the sandbox), in RUN_ORDER."""
-    rows = verification.executions.exclude(status__in=FINAL[:-1]).values_list("role", "pk")
+    rows = verification.executions.exclude(status__in=SETTLED).values_list("role", "pk")
     return [pk for _, pk in sorted(rows, key=lambda row: (RUN_ORDER[row[0]], row[1]))]
 
 
