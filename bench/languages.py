@@ -15,8 +15,12 @@ sum of two integers, tests/evaluation/language_samples.py):
   threads through the warm pool (compiled once each), over the same 200 checks as
   one bare host process each with no sandbox (the built program reused), in checks/s.
 - languages: how many languages passed their sample (all 12 expected).
+- checker_overhead_<checker language>: a 10-case C task judged by a checker program
+  (a token checker, testlib's contract: evaluation/sandbox/special_judges.py) over
+  the same run compared by tokens, medians of --repeats taking turns; the checker is
+  built once first (a C++ one through the compile cache). checker_overhead is the
+  C++ one's.
 
-checker_overhead is not measured: tasks with checker programs are not built yet.
 The last line of stdout is one JSON object; progress goes to stderr.
 
 Usage: .venv/bin/python bench/languages.py [--repeats N] [--workers N]
@@ -51,6 +55,7 @@ django.setup()
 from evaluation.sandbox import compile_cache, engine, languages, programs  # noqa: E402
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
 from evaluation.sandbox.types import Limits, RunRequest, Status  # noqa: E402
+from tests.evaluation.checker_samples import TOKENS_CPP, TOKENS_PYTHON  # noqa: E402
 from tests.evaluation.language_samples import SUM  # noqa: E402
 
 LIMITS = Limits(wall_s=20, cpu_s=20, memory_mb=256)
@@ -75,6 +80,20 @@ def timed(pool: SandboxPool, req: RunRequest) -> float:
     if result.status != Status.PASSED:
         raise RuntimeError(f"{req.language}: {result.status} {result.message[:300]} {result.stderr[:300]}")
     return time.perf_counter() - started
+
+
+def checker_overhead(pool: SandboxPool, checker_language: str, checker: str, repeats: int) -> float:
+    """A 10-case C run judged by `checker` over the same run compared by tokens."""
+    plain = request("c", SUM["c"], 10)
+    tokens = RunRequest(**{**plain.__dict__, "tests": {**plain.tests, "comparator": {"mode": "tokens"}}})
+    judged = RunRequest(**{**plain.__dict__, "tests": {**plain.tests, "comparator": {
+        "mode": "checker", "language": checker_language, "source": checker}}})  # fmt: skip
+    timed(pool, judged)  # the checker built once (and the solution)
+    with_checker, with_tokens = [], []
+    for _ in range(repeats):
+        with_checker.append(timed(pool, judged))
+        with_tokens.append(timed(pool, tokens))
+    return statistics.median(with_checker) / statistics.median(with_tokens)
 
 
 def bare_dir(language: str) -> tuple[Path, list[str], dict[str, str]]:
@@ -135,6 +154,12 @@ def main() -> None:
                     misses.append(timed(pool, request(language, fresh, 100)))
                 figures[f"compile_cache_hit_over_miss_{language}"] = round(hundred / statistics.median(misses), 3)
             say(f"  one case {one * 1000:.1f} ms (bare {bare * 1000:.1f} ms), 100 cases {hundred * 1000:.0f} ms")
+
+        for checker_language, checker in (("cpp17", TOKENS_CPP), ("python", TOKENS_PYTHON)):
+            ratio = round(checker_overhead(pool, checker_language, checker, args.repeats), 3)
+            figures[f"checker_overhead_{checker_language}"] = ratio
+            say(f"checker ({checker_language}) over tokens: {ratio}")
+        figures["checker_overhead"] = figures["checker_overhead_cpp17"]
 
         # 200 checks cycling through the languages, sandboxed and bare.
         order = [language for _ in range(200) for language in bare_programs][:200]

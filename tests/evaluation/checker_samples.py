@@ -92,3 +92,31 @@ int main(void) {
   return 0;
 }
 """
+
+# Generic token checkers (testlib's wcmp, written here): the output's whitespace-separated
+# tokens equal the answer's. What a task with a checker costs over plain token comparison.
+TOKENS_CPP = r"""
+#include <cstdio>
+#include <fstream>
+#include <string>
+int main(int argc, char** argv) {
+  if (argc < 4) return 3;
+  std::ifstream out(argv[2]), ans(argv[3]);
+  std::string got, want;
+  for (long n = 1;; n++) {
+    bool more_got = static_cast<bool>(out >> got), more_want = static_cast<bool>(ans >> want);
+    if (!more_got && !more_want) return 0;
+    if (!more_want) { std::fprintf(stderr, "extra token %ld", n); return 1; }
+    if (!more_got) { std::fprintf(stderr, "token %ld missing", n); return 1; }
+    if (got != want) { std::fprintf(stderr, "token %ld differs", n); return 1; }
+  }
+}
+"""
+TOKENS_PYTHON = r"""
+import sys
+got = open(sys.argv[2]).read().split()
+want = open(sys.argv[3]).read().split()
+if got != want:
+    print(f"{len(got)} tokens, expected {len(want)}" if len(got) != len(want) else "a token differs", file=sys.stderr)
+    sys.exit(1)
+"""
