@@ -15,7 +15,11 @@ Each suite kind runs the way its harness will:
   `check(<entry_point>)`;
 - pytest: solution.py and test_suite.py, `python -m pytest -q test_suite.py`;
 - stdio: `python solution.py` per case, output compared after stripping
-  trailing whitespace on each line and trailing newlines.
+  trailing whitespace on each line and trailing newlines. A task in another
+  language is built once per source with its toolchain's own commands
+  (evaluation/sandbox/languages.py) and its program run per case; a task judged
+  by a checker runs the checker on (input, output, answer) files per case and
+  reads its testlib exit code (0 accepted).
 
 A run that leaves no result record (the solution called `sys.exit`, or
 crashed the driver) counts as failed, never as passed.
@@ -26,9 +30,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -228,18 +234,77 @@ def _run_pytest(content: VersionContent, code: str, tests: list[Any], tmp: Path,
     return SuiteResult(max(passed + len(failures), len(tests)), tuple(failures))
 
 
+_BUILT: dict[tuple[str, str], Path] = {}
+_BUILD_LOCK = threading.Lock()
+
+
+def _program(language: str, code: str, tmp: Path) -> list[str]:
+    """The command that runs `code` in `tmp`: Python's own interpreter, or another
+    language's program, built once per source (in a directory kept for the process)."""
+    if language == "python":
+        (tmp / "solution.py").write_text(code, encoding="utf-8")
+        return [sys.executable, "solution.py"]
+    from evaluation.sandbox.languages import toolchain
+
+    chain = toolchain(language)
+    entry = chain.language
+    with _BUILD_LOCK:
+        built = _BUILT.get((language, code))
+        if built is None:
+            built = Path(tempfile.mkdtemp(prefix=f"catalogue-build-{language}-"))
+            (built / entry.source_file).write_text(code, encoding="utf-8")
+            for name, text in entry.extra_files.items():
+                (built / name).write_text(text, encoding="utf-8")
+            if entry.compile:
+                done = subprocess.run(chain.argv(entry.compile, memory_mb=1024), cwd=built,
+                                      env={**_env(str(built)), **chain.env(str(built))}, capture_output=True,
+                                      text=True, timeout=120)  # fmt: skip
+                if done.returncode != 0:
+                    raise BuildFailed(_short((done.stdout + done.stderr)[-MAX_DETAIL:]))
+            _BUILT[(language, code)] = built
+    for path in built.iterdir():
+        if path.is_file():
+            shutil.copy2(path, tmp / path.name)
+    return chain.argv(entry.run, memory_mb=256)
+
+
+class BuildFailed(Exception):
+    """The compiler refused a catalogue solution (or checker)."""
+
+
+def _checked(checker: dict[str, Any], case: dict[str, str], output: str, tmp: Path) -> str | None:
+    """What the task's checker says of `output` (None: accepted)."""
+    where = tmp / "checker"
+    where.mkdir(exist_ok=True)
+    argv = _program(checker["language"], checker["source"], where)
+    files = []
+    for name, text in (("input", case["input"]), ("output", output), ("answer", case["output"])):
+        (where / f"case.{name}").write_text(text, encoding="utf-8")
+        files.append(str(where / f"case.{name}"))
+    done = subprocess.run([*argv, *files], cwd=where, env=_env(str(where)), capture_output=True, text=True,
+                          errors="replace", timeout=30)  # fmt: skip
+    if done.returncode == 0:
+        return None
+    return f"the checker says (exit {done.returncode}): {_short((done.stderr or done.stdout)[-MAX_DETAIL:])}"
+
+
 def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
-    (tmp / "solution.py").write_text(code, encoding="utf-8")
+    try:
+        argv = _program(content.language, code, tmp)
+    except BuildFailed as exc:
+        return SuiteResult(len(tests), (f"does not compile: {exc}",))
+    checker = content.comparator if content.comparator.get("mode") == "checker" else None
     failures: list[str] = []
     for index, case in enumerate(tests):
         try:
             proc = subprocess.run(
-                [sys.executable, "solution.py"],
+                argv,
                 cwd=tmp,
                 env=_env(str(tmp)),
                 input=case["input"],
                 capture_output=True,
                 text=True,
+                errors="replace",  # a wrong program may write bytes that are not UTF-8
                 timeout=timeout,
             )
         except subprocess.TimeoutExpired:
@@ -247,6 +312,10 @@ def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, 
             continue
         if proc.returncode != 0:
             failures.append(f"case {index}: exit {proc.returncode}: {_short(proc.stderr[-MAX_DETAIL:])}")
+        elif checker is not None:
+            said = _checked(checker, case, proc.stdout, tmp)
+            if said is not None:
+                failures.append(f"case {index}: input {_short(repr(case['input']))}: {said}")
         elif normalise_output(proc.stdout) != normalise_output(case["output"]):
             failures.append(
                 f"case {index}: input {_short(repr(case['input']))}: expected {_short(repr(case['output']))}, "

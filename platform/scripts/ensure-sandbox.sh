@@ -58,6 +58,26 @@ ensure_bwrap_backend() {
   fi
 }
 
+# ensure_toolchains: the compilers and runtimes of the other languages a task may be written
+# in (evaluation/sandbox/languages.py; the sample catalogue has a task in each). Installed
+# where make run may install; otherwise a warning, not a stop: Python tasks verify
+# without them, and a task in a missing language ends as sandbox_error naming its packages.
+ensure_toolchains() {
+  local missing=() why pkg
+  for pkg in $("$PY" -m evaluation.sandbox.languages packages); do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! why="$(why_no_install)"; then
+    say "warning: the toolchains of ${#missing[@]} package(s) are missing (${missing[*]}) and make run cannot" \
+      "install them ($why): tasks in those languages will end as sandbox_error until" \
+      "\`$(install_command "${missing[@]}")\` is run"
+    return 0
+  fi
+  say "installing the language toolchains: ${missing[*]}"
+  apt_get_install "${missing[@]}"
+}
+
 ensure_docker_backend() {
   local problem why
   problem="$(sandbox_problem)"
@@ -71,7 +91,7 @@ ensure_docker_backend() {
 }
 
 case "$BACKEND" in
-  bwrap) ensure_bwrap_backend ;;
+  bwrap) ensure_bwrap_backend; ensure_toolchains ;;
   docker) ensure_docker_backend ;;
   *) die "SANDBOX_BACKEND=$BACKEND: use bwrap (the default) or docker" ;;
 esac
