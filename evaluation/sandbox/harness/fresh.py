@@ -95,14 +95,16 @@ def template_main(ctl: lite.Socket) -> None:
         ctl.send(lite.dumps(reply).encode())
 
 
-def _fork_sandbox(ctl: lite.Socket, fds: list[int], children: dict[int, int]) -> dict[str, Any]:
+def _fork_sandbox(ctl: lite.Socket, fds: list[int], children: dict[int, int], init: Any = None) -> dict[str, Any]:
+    """Fork a sandbox whose PID 1 runs `init(fds)` (a supervisor's, by default) and
+    record it in `children`; the reply names it by its first child's pid."""
     report_r, report_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             ctl.close()
             os.close(report_r)
-            _first_child(fds, report_w)
+            _first_child(fds, report_w, init or _sandbox_init)
         finally:
             os._exit(1)
     os.close(report_w)
@@ -139,7 +141,7 @@ def _kill_sandbox(pid: int, children: dict[int, int]) -> dict[str, Any]:
     return {"op": "killed", "id": pid}
 
 
-def _first_child(fds: list[int], report_w: int) -> None:
+def _first_child(fds: list[int], report_w: int, init: Any) -> None:
     """Enter the new namespaces and fork the sandbox's PID 1; stay as its parent, so
     that killing either takes the sandbox down (PID 1 dies with us: PDEATHSIG)."""
     uid, gid = os.getuid(), os.getgid()
@@ -159,7 +161,7 @@ def _first_child(fds: list[int], report_w: int) -> None:
     if pid == 0:
         try:
             os.close(report_w)
-            _sandbox_init(fds)
+            init(fds)
         finally:
             os._exit(1)
     os.write(report_w, str(pid).encode())
@@ -195,7 +197,7 @@ def _sandbox_init(fds: list[int]) -> None:
     os._exit(0)
 
 
-def _mount_filesystems() -> None:
+def _mount_filesystems(tmpfs: tuple[tuple[str, int], ...] = TMPFS) -> None:
     mount = lite.libc("mount", "z", "z", "z", "L", "z")
     lite.check(mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making the mounts private")
     # Our own PID namespace's /proc: the template and everything outside are not in it.
@@ -206,7 +208,7 @@ def _mount_filesystems() -> None:
             lite.check(mount(path, path, None, MS_BIND | MS_REC, None), f"binding /proc/{name}")
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
             lite.check(mount(None, path, None, flags, None), f"making /proc/{name} read-only")
-    for path, size in TMPFS:
+    for path, size in tmpfs:
         options = f"size={size},mode=0755".encode()
         lite.check(mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mounting {path}")
 

@@ -185,6 +185,62 @@ def changes_against(base: str, root: str, *, max_bytes: int, pristine: dict[str,
     return changes
 
 
+def copy_tree(source: str, target: str) -> int:
+    """Copy the tree under `source` into the existing directory `target`, as `cp -a` would
+    for what a prepared tree holds (files, links, directories, fifos: their modes and
+    times; not owners, which are the sandbox's own either way), without starting one.
+    Returns the bytes copied; an OSError (the tmpfs full, say) stops it."""
+    copied = 0
+    directories: list[tuple[str, os.stat_result]] = []
+    stack = [("", os.lstat(source))]
+    while stack:
+        relative, directory_info = stack.pop()
+        here = os.path.join(target, relative) if relative else target
+        if relative:
+            os.mkdir(here, 0o700)  # its own mode once its entries are in (a read-only one would refuse them)
+        directories.append((here, directory_info))
+        with os.scandir(os.path.join(source, relative) if relative else source) as scanner:
+            for entry in scanner:
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                info = entry.stat(follow_symlinks=False)
+                destination = os.path.join(target, path)
+                if stat.S_ISDIR(info.st_mode):
+                    stack.append((path, info))
+                elif stat.S_ISLNK(info.st_mode):
+                    os.symlink(os.readlink(entry.path), destination)
+                    os.utime(destination, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+                elif stat.S_ISREG(info.st_mode):
+                    copied += _copy_file(entry.path, destination, info)
+                elif stat.S_ISFIFO(info.st_mode):
+                    os.mkfifo(destination, stat.S_IMODE(info.st_mode))
+                # sockets and devices: nothing a copy can carry (cp -a would fail on a device)
+    for here, info in reversed(directories):  # children first: setting a time is a change to the parent
+        os.chmod(here, stat.S_IMODE(info.st_mode))
+        os.utime(here, ns=(info.st_atime_ns, info.st_mtime_ns))
+    return copied
+
+
+def _copy_file(source: str, destination: str, info: os.stat_result) -> int:
+    fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fd_out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            remaining, offset = info.st_size, 0
+            while remaining > 0:
+                sent = os.sendfile(fd_out, fd_in, offset, remaining)
+                if sent == 0:
+                    break  # the file shrank under us: what it holds now is copied
+                offset += sent
+                remaining -= sent
+            os.fchmod(fd_out, stat.S_IMODE(info.st_mode))
+            os.utime(fd_out, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+    return info.st_size
+
+
 def _in_git(path: str) -> bool:
     return path == ".git" or path.startswith(".git/")
 

@@ -101,7 +101,8 @@ class SessionHost:
 
     def fork(self, session_id: str, count: int) -> list[Session]:
         """`count` new sessions in the state `session_id` is in now, each in a sandbox of
-        its own laid out from the same base and the parent's changes."""
+        its own laid out from the same base and the parent's changes, forked into the
+        parent's family where its backend has them (bwrap: family.py)."""
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_FORK:
             raise SessionError(f"n: expected an integer from 1 to {MAX_FORK}")
         parent = self.get(session_id)
@@ -113,7 +114,8 @@ class SessionHost:
                 child = Session(environment=parent.environment, limits=parent.limits,
                                 verdict_spec=parent.verdict_spec, parent=parent,
                                 sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
-                child.provision(statement=parent.first_observation.get("statement", ""), changes=changes)
+                child.provision(statement=parent.first_observation.get("statement", ""), changes=changes,
+                                sibling_of=parent.sandbox)  # fmt: skip
                 children.append(child)
         except BaseException:
             for child in children:

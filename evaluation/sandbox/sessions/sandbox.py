@@ -1,10 +1,12 @@
 """One session's sandbox (bubblewrap): the prepared tree read-only at /base, the
 session's own tree in a size-bounded tmpfs at /repo, and the session supervisor as
-PID 1, kept for the whole episode.
+PID 1 of the session's own namespaces, kept for the whole episode.
 
 A step is a frame to that supervisor and a fork() inside the sandbox: no container,
-no new sandbox per step. The namespaces are those of every sandbox here (bwrap.py):
-no network, its own PID namespace, its own uid when the host runs as root.
+no new sandbox per step. A session is a member of a family (family.py): a created
+session starts one, its forks are forked into it. The namespaces are those of every
+sandbox here (bwrap.py): no network, its own PID namespace, its own uid (its
+family's) when the host runs as root.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evaluation.sandbox.bwrap import bwrap_path, launch, sandbox_python, stop
+from evaluation.sandbox.bwrap import bwrap_path, sandbox_python
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import harness_version, readable_copy
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
+from evaluation.sandbox.sessions.family import SessionFamily, family_command
 from evaluation.sandbox.sessions.limits import SessionLimits
 
 SESSION_ENTRY = "from harness.session_supervisor import entry; entry()"
@@ -40,37 +43,6 @@ _LAUNCHER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-launch
 # (Debian's /usr has only python3); PATH puts /opt/bin first.
 PYTHON_ALIAS = ("--dir", "/opt/bin", "--symlink", "/usr/bin/python3", "/opt/bin/python")
 SANDBOX_PATH = "/opt/bin:/usr/bin:/bin"
-
-
-def session_command(*, harness: str, tree: str, python: str, tree_bytes: int) -> list[str]:
-    return [
-        bwrap_path() or "bwrap",
-        "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces: no network
-        "--die-with-parent",
-        "--new-session",
-        "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/bin", "/bin",
-        "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64",
-        "--ro-bind", harness, "/harness",
-        "--ro-bind", tree, "/base",
-        *PYTHON_ALIAS,
-        "--proc", "/proc",
-        "--dev", "/dev",
-        "--size", str(tree_bytes), "--tmpfs", "/repo",
-        "--size", str(64 * 1024 * 1024), "--tmpfs", "/tmp",
-        "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",
-        "--chdir", "/repo",
-        "--hostname", "sandbox",
-        "--clearenv",
-        "--setenv", "PATH", SANDBOX_PATH,
-        "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "PYTHONPATH", "/",
-        "--cap-drop", "ALL",
-        "--remount-ro", "/",
-        "--as-pid-1",  # the supervisor is PID 1: kill(-1) from it ends every process of a step
-        python, "-S", "-s", "-B", "-P", "-c", SESSION_ENTRY,
-    ]  # fmt: skip
 
 
 class SessionChannel:
@@ -120,6 +92,11 @@ class SessionChannel:
         self.initialised = answer
         return answer
 
+    def sibling(self) -> SessionChannel | None:
+        """An unstarted sandbox that a fork of this one's session can be started in more
+        cheaply than a new one; None where the backend has no such thing (Docker)."""
+        return None
+
     def apply(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
         """Lay a fork's changes over this (spare, untouched) sandbox's tree; the new listing."""
         answer = self.call({"op": "apply", "changes": changes}, timeout_s=120.0)
@@ -156,57 +133,85 @@ class SessionChannel:
 
 
 class SessionSandbox(SessionChannel):
+    """A session in a bubblewrap sandbox: a member of a family (family.py), the first of
+    a new one unless it is a fork's, made by `sibling()`."""
+
     backend = "bwrap"
 
-    def __init__(self, environment: PreparedEnvironment, limits: SessionLimits) -> None:
+    def __init__(self, environment: PreparedEnvironment, limits: SessionLimits,
+                 family: SessionFamily | None = None) -> None:  # fmt: skip
         super().__init__(environment, limits)
-        self.process: subprocess.Popen | None = None
-        self.uid_lease = None
-        self.environment_fd = -1
+        self.family = family
+        self.member: int | None = None
+        self.joined = False  # counted among the family's members, until close()
+        self.stdin_w = -1
+        self.stdout_r = -1
 
     def start(self, changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Start the sandbox and lay out its tree (the base, with `changes` over it for a
         fork); return the supervisor's `initialised` frame (the listing, the cwd)."""
         if bwrap_path() is None:
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
-        self.environment_fd = self.environment.acquire()
-        command = session_command(harness=str(readable_copy()), tree=str(self.environment.tree),
-                                  python=sandbox_python(), tree_bytes=self.limits.tree_bytes)  # fmt: skip
         try:
-            self.process, self.uid_lease = _LAUNCHER.submit(
-                launch, command, slot=os.getpid(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            ).result()
-            self.reader = FrameReader(self.process.stdout.fileno())
+            if self.family is None or not self.family.join():
+                self.family = _LAUNCHER.submit(self._new_family).result()
+            self.joined = True
+            stdin_r, self.stdin_w = os.pipe()
+            self.stdout_r, stdout_w = os.pipe()
+            try:
+                self.member = self.family.spawn(stdin_r, stdout_w, tree_bytes=self.limits.tree_bytes)
+            finally:
+                os.close(stdin_r)
+                os.close(stdout_w)
+            self.reader = FrameReader(self.stdout_r)
             return self._greet_and_lay_out(changes)
         except BaseException:
             self.close()
             raise
 
+    def _new_family(self) -> SessionFamily:
+        command = family_command(harness=str(readable_copy()), tree=str(self.environment.tree),
+                                 python=sandbox_python(), path=SANDBOX_PATH, python_alias=PYTHON_ALIAS)  # fmt: skip
+        family = SessionFamily(self.environment).start(command, slot=os.getpid())
+        family.join()
+        return family
+
+    def sibling(self) -> SessionSandbox | None:
+        """An unstarted sandbox in this one's family: a fork's, forked by the family's
+        holder rather than started by exec. None where the family is gone."""
+        if self.family is None or not self.family.alive:
+            return None
+        return SessionSandbox(self.environment, self.limits, family=self.family)
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        """The family's bwrap process (shared with every sibling)."""
+        return self.family.process if self.family is not None else None
+
     @property
     def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        return self.member is not None and self.family is not None and self.family.alive
 
     def _write(self, data: bytes) -> None:
-        protocol.write_all(self.process.stdin.fileno(), data)
+        protocol.write_all(self.stdin_w, data)
 
     def close(self) -> None:
         """Kill the sandbox and everything in it; afterwards nothing of the episode runs."""
-        process, self.process = self.process, None
+        member, self.member = self.member, None
+        family, joined, self.joined = self.family, self.joined, False
         try:
-            if process is not None:
-                stop(process)
-                for stream in (process.stdin, process.stdout):
-                    try:
-                        stream.close()
-                    except OSError:
-                        pass
+            # Killed before its channel closes: it never gets to end on its own.
+            if family is not None and member is not None:
+                family.kill(member)
+        except SandboxFailure:
+            family.close()  # a holder that cannot end a member is not one to keep
         finally:
-            if self.uid_lease is not None:
-                self.uid_lease.release()
-                self.uid_lease = None
-            if self.environment_fd >= 0:
-                os.close(self.environment_fd)
-                self.environment_fd = -1
+            for fd in (self.stdin_w, self.stdout_r):
+                if fd >= 0:
+                    os.close(fd)
+            self.stdin_w = self.stdout_r = -1
+            if family is not None and joined:
+                family.leave()
 
 
 class ExportFailed(Exception):

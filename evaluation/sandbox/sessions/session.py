@@ -124,8 +124,13 @@ class Session:
     def last_hash(self) -> str:
         return self.steps[-1]["obs_hash"] if self.steps else self.chain_start
 
-    def provision(self, *, statement: str = "", changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        sandbox, init = self._warm_sandbox(changes)
+    def provision(self, *, statement: str = "", changes: list[dict[str, Any]] | None = None,
+                  sibling_of: SessionChannel | None = None) -> dict[str, Any]:  # fmt: skip
+        """Give the session a sandbox laid out with `changes`: for a fork, one forked into
+        its parent's family (`sibling_of`); else a spare; else one started now."""
+        sandbox, init = self._sibling_sandbox(sibling_of, changes)
+        if sandbox is None:
+            sandbox, init = self._warm_sandbox(changes)
         if sandbox is None:
             sandbox = self.sandbox_class(self.environment, self.limits)
             try:
@@ -137,6 +142,20 @@ class Session:
         self.first_observation = {"statement": statement, "cwd": init["cwd"], "listing": init["listing"]}
         self.state = READY
         return self.first_observation
+
+    @staticmethod
+    def _sibling_sandbox(
+        sibling_of: SessionChannel | None, changes: list[dict[str, Any]] | None
+    ) -> tuple[SessionChannel | None, dict[str, Any]]:
+        """A sandbox in the family of `sibling_of`, laid out, or (None, {}) where that
+        backend has no families or the family is gone (a spare or a new one serves)."""
+        sandbox = sibling_of.sibling() if sibling_of is not None else None
+        if sandbox is None:
+            return None, {}
+        try:
+            return sandbox, sandbox.start(changes)
+        except SandboxFailure:
+            return None, {}
 
     def _warm_sandbox(self, changes: list[dict[str, Any]] | None) -> tuple[SessionChannel | None, dict[str, Any]]:
         """A spare of this environment, with `changes` laid over it, or (None, {}) when there

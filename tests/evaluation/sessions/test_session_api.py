@@ -104,8 +104,10 @@ def test_forks_share_the_state_and_are_judged_apart(api, version):
     first, second = (child["id"] for child in forked.json()["sessions"])
     undo = {"seq": 1, "action": {"kind": "bash", "command": "git checkout -- textstats/words.py"}}
     api.post(f"/api/v1/sessions/{second}/steps", undo, format="json")
-    assert api.post(f"/api/v1/sessions/{first}/submit").json()["reward"] == 1.0
-    assert api.post(f"/api/v1/sessions/{second}/submit").json()["reward"] == 0.0
+    got = api.post(f"/api/v1/sessions/{first}/submit").json()
+    assert got["reward"] == 1.0, got
+    got = api.post(f"/api/v1/sessions/{second}/submit").json()
+    assert got["reward"] == 0.0, got
     assert AgentSession.objects.get(pk=first).parent_id == parent["id"]
 
 
