@@ -7,11 +7,13 @@ Figures (the last line printed is one JSON object):
   docker SDK's `exec_run("true")` into a warm container of the sandbox image, the
   two taking turns. Goal <= 0.1. Null with the reason where Docker cannot run.
 - fork_over_create: forking a session whose tree is 5 MB over creating one from the
-  prepared environment, both cold (a new sandbox, the tree copied into its tmpfs; the
-  fork also reads the parent's changes and lays them down). Goal <= 0.5.
+  prepared environment, with no spares: the create starts a family (bwrap, an
+  interpreter, the harness), the fork reads the parent's changes and is forked into
+  the parent's family (sessions/family.py); both copy the tree into a tmpfs of their
+  own. Goal <= 0.5.
 - create_cold_ms, fork_cold_ms, create_warm_ms, fork_warm_ms: p50 and p99, the
-  environment already prepared; warm: the host keeps spare sandboxes of it started
-  (sessions/spares.py), and a fork lays the parent's changes over one.
+  environment already prepared; warm: the host keeps spare sessions of it started
+  (sessions/spares.py), which a create takes and a fork does not.
 - step_p50_ms / step_p99_ms for `true`, for reading a 1 MB file, for a 20-test
   pytest suite.
 - sessions_per_core: the most concurrent sessions, stepping `true` back to back, at

@@ -68,8 +68,8 @@ def family_main(ctl: lite.Socket) -> None:
         _reap_exited(members, exited)
         message = lite.loads(data)
         op = message.get("op")
-        if op == "fresh" and len(fds) == 2 and len(members) < MAX_MEMBERS:
-            tree_bytes = int(message.get("tree_bytes") or 0)
+        tree_bytes = int(message.get("tree_bytes") or 0)  # never 0: a tmpfs of size=0 has no bound
+        if op == "fresh" and len(fds) == 2 and len(members) < MAX_MEMBERS and tree_bytes > 0:
             reply = fresh._fork_sandbox(ctl, fds, members, init=lambda fds, size=tree_bytes: _session_init(fds, size))
             if reply.get("op") == "forked":  # pids come round again: these are not the ones reaped
                 exited.discard(reply["id"])

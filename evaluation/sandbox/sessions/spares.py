@@ -1,11 +1,13 @@
 """Warm spares: session sandboxes started and laid out ahead of need, per environment.
 
-Starting a session sandbox (bwrap and an interpreter, the tree copied into its tmpfs)
-is most of what creating or forking a session costs. A host keeps a few sandboxes of
-each environment in use started and untouched; a new session takes one (its tree is
-the base, as a fresh one's would be) and a fork takes one and lays the parent's
-changes over it. A taken spare is replaced in the background. Spares are never
-used twice: one a session took is that session's, and goes with it.
+Starting a session sandbox (a family's bwrap and interpreter, the tree copied into its
+tmpfs) is most of what creating a session costs. A host keeps a few sandboxes of each
+environment in use started and untouched; a new session takes one (its tree is the
+base, as a fresh one's would be), and so does a fork whose parent's family is gone
+(it lays the parent's changes over it); a fork otherwise is forked into its parent's
+family (family.py), which costs less than a start and nothing in the background. A
+taken spare is replaced in the background. Spares are never used twice: one a
+session took is that session's, and goes with it.
 
 Spares are made on long-lived threads of their own (a sandbox dies with the thread
 that started it: bwrap --die-with-parent), counted apart from sessions, and closed
