@@ -11,6 +11,9 @@ Figures (the last line printed is one JSON object):
   interpreter, the harness), the fork reads the parent's changes and is forked into
   the parent's family (sessions/family.py); both copy the tree into a tmpfs of their
   own. Goal <= 0.5.
+- fork_group8_ms (p50, p99) and fork_group8_over_creates: a GRPO group, 8 forks of one
+  session in one call (the holder forks them in turn, each lays its tree out on its
+  own core), over 8 creates one after another; no spares.
 - create_cold_ms, fork_cold_ms, create_warm_ms, fork_warm_ms: p50 and p99, the
   environment already prepared; warm: the host keeps spare sessions of it started
   (sessions/spares.py), which a create takes and a fork does not.
@@ -172,7 +175,34 @@ def create_and_fork(backend: str, environment, runs: int) -> dict:
         figures[f"fork_{kind}_ms"] = {"p50": ms(statistics.median(forks)), "p99": ms(percentile(forks, 0.99))}
         if kind == "cold":
             figures["fork_over_create"] = round(statistics.median(forks) / statistics.median(creates), 4)
+    figures.update(group_fork(backend, environment, max(3, runs // 4)))
     return figures
+
+
+def group_fork(backend: str, environment, runs: int, size: int = 8) -> dict:
+    """A GRPO group: `size` forks of one prepared session in one call, against `size`
+    creates one after another, taking turns, no spares."""
+    host = SessionHost(max_sessions=64, backend=backend, spares=0)
+    groups, creates = [], []
+    try:
+        parent = host.create(environment=environment, limits=LIMITS, verdict_spec=None)
+        Steps(parent).run({"kind": "bash", "command": "echo changed >> pkg/ops.py"})
+        for _ in range(runs):
+            started = time.perf_counter()
+            children = host.fork(parent.id, size)
+            groups.append(time.perf_counter() - started)
+            for child in children:
+                host.close(child.id)
+            started = time.perf_counter()
+            made = [host.create(environment=environment, limits=LIMITS, verdict_spec=None) for _ in range(size)]
+            creates.append(time.perf_counter() - started)
+            for session in made:
+                host.close(session.id)
+    finally:
+        host.shutdown()
+    ratio = round(statistics.median(groups) / statistics.median(creates), 4)
+    return {f"fork_group{size}_ms": {"p50": ms(statistics.median(groups)), "p99": ms(percentile(groups, 0.99))},
+            f"fork_group{size}_over_creates": ratio}  # fmt: skip
 
 
 def step_kinds(session: Session, runs: int) -> dict:

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evaluation.sandbox.sessions.backends import sandbox_factory
@@ -32,6 +33,7 @@ from evaluation.sandbox.sessions.spares import SparePool
 
 log = logging.getLogger(__name__)
 MAX_FORK = 64
+FORK_THREADS = 8  # a group's forks laid out side by side
 PRUNE_EVERY_S = 60.0
 
 
@@ -110,13 +112,22 @@ class SessionHost:
         children: list[Session] = []
         try:
             changes = parent.export_changes()
-            for _ in range(count):
-                child = Session(environment=parent.environment, limits=parent.limits,
-                                verdict_spec=parent.verdict_spec, parent=parent,
-                                sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
-                child.provision(statement=parent.first_observation.get("statement", ""), changes=changes,
-                                sibling_of=parent.sandbox)  # fmt: skip
-                children.append(child)
+            children = [self._child_of(parent) for _ in range(count)]
+            statement = parent.first_observation.get("statement", "")
+
+            def provision(child: Session) -> None:
+                child.provision(statement=statement, changes=changes, sibling_of=parent.sandbox)
+
+            if count == 1:
+                provision(children[0])
+            else:
+                # A group at once: the holder forks them one after another (a millisecond
+                # or two each) while each lays its tree out on a core of its own.
+                with ThreadPoolExecutor(
+                    max_workers=min(count, FORK_THREADS), thread_name_prefix="session-fork"
+                ) as pool:
+                    for _ in pool.map(provision, children):
+                        pass
         except BaseException:
             for child in children:
                 child.close()
@@ -128,6 +139,10 @@ class SessionHost:
                 self.sessions[child.id] = child
             self.counters["forked"] += len(children)
         return children
+
+    def _child_of(self, parent: Session) -> Session:
+        return Session(environment=parent.environment, limits=parent.limits, verdict_spec=parent.verdict_spec,
+                       parent=parent, sandbox_class=self.sandbox_class, spares=self.spares)  # fmt: skip
 
     def close(self, session_id: str) -> Session:
         session = self.get(session_id)
