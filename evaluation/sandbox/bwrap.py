@@ -36,10 +36,13 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = True, template: bool = False) -> list[str]:
+def system_arguments(harness: str) -> list[str]:
+    """What every bwrap sandbox here starts with: new user, PID, network, IPC, UTS and
+    cgroup namespaces, death with its parent, a session of its own, the read-only
+    system (/usr only) and the harness."""
     return [
         bwrap_path() or "bwrap",
-        "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces
+        "--unshare-all",
         "--die-with-parent",
         "--new-session",
         "--ro-bind", "/usr", "/usr",
@@ -47,6 +50,12 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64",
         "--ro-bind", harness, "/harness",
+    ]  # fmt: skip
+
+
+def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = True, template: bool = False) -> list[str]:
+    return [
+        *system_arguments(harness),
         # The few /etc directories a language's runtime reads its configuration from
         # (languages.py: the JVM's, Mono's), where installed; the rest of /etc stays out.
         *[arg for path in RUNTIME_ETC if os.path.isdir(path) for arg in ("--ro-bind", path, path)],

@@ -117,19 +117,7 @@ class SandboxTemplate:
             return self._receive(CONTROL_TIMEOUT_S)
 
     def _receive(self, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SandboxFailure("the sandbox template did not answer in time", anomaly="host_deadline")
-            if wait_readable(self.ctl.fileno(), remaining):
-                try:
-                    data = self.ctl.recv(65536)
-                except OSError:  # reset: the template was killed mid-request (from outside)
-                    data = b""
-                if not data:
-                    raise SandboxFailure("the sandbox template closed its channel", anomaly="sandbox_died")
-                return lite.loads(data)
+        return receive_control(self.ctl, timeout, who="the sandbox template")
 
     def close(self) -> None:
         process, self.process = self.process, None
@@ -141,6 +129,24 @@ class SandboxTemplate:
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None
+
+
+def receive_control(ctl: lite.Socket, timeout: float, *, who: str) -> dict[str, Any]:
+    """The next control message (one SEQPACKET packet of JSON) from a template or a
+    session family's holder (`who`), within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise SandboxFailure(f"{who} did not answer in time", anomaly="host_deadline")
+        if wait_readable(ctl.fileno(), remaining):
+            try:
+                data = ctl.recv(65536)
+            except OSError:  # reset: it was killed mid-request (from outside)
+                data = b""
+            if not data:
+                raise SandboxFailure(f"{who} closed its channel", anomaly="sandbox_died")
+            return lite.loads(data)
 
 
 class ForkedSandbox(SupervisorSandbox):

@@ -18,15 +18,14 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-import time
 from typing import Any
 
-from evaluation.sandbox.bwrap import bwrap_path, launch, stop
-from evaluation.sandbox.channel import wait_readable
+from evaluation.sandbox.bwrap import launch, stop, system_arguments
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import lite
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
+from evaluation.sandbox.templates import receive_control
 from evaluation.sandbox.uids import UidLease
 
 FAMILY_ENTRY = "from harness.session_family import entry; entry()"
@@ -38,15 +37,7 @@ def family_command(*, harness: str, tree: str, python: str, path: str, python_al
     """The family's bwrap: what a session sandbox was before families, with the places a
     member writes left as bare mount points (each member mounts its own)."""
     return [
-        bwrap_path() or "bwrap",
-        "--unshare-all",  # user, pid, net, ipc, uts, cgroup namespaces: no network
-        "--die-with-parent",
-        "--new-session",
-        "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/bin", "/bin",
-        "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64",
-        "--ro-bind", harness, "/harness",
+        *system_arguments(harness),  # no network among them
         "--ro-bind", tree, "/base",
         *python_alias,
         "--proc", "/proc",
@@ -149,19 +140,7 @@ class SessionFamily:
             return self._receive(CONTROL_TIMEOUT_S)
 
     def _receive(self, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SandboxFailure("the session family did not answer in time", anomaly="host_deadline")
-            if wait_readable(self.ctl.fileno(), remaining):
-                try:
-                    data = self.ctl.recv(65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    raise SandboxFailure("the session family's sandbox closed its channel", anomaly="sandbox_died")
-                return lite.loads(data)
+        return receive_control(self.ctl, timeout, who="the session family's sandbox")
 
     def _stop(self) -> None:
         """Kill the sandbox (every member with it) and give back what the family held."""
