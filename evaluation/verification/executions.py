@@ -130,7 +130,7 @@ def _repository_outcome(execution: Execution, context: RunContext | None) -> dic
 
 # Some known-wrong programs run under a shorter wall time, when more time could
 # not change what they show:
-# - a probe that only sleeps into the timeout tests that a timeout is no pass,
+# - a probe that only sleeps or spins into the timeout tests that a timeout is no pass,
 #   which one second shows as well as the task's full limit (other probes get
 #   the full limit: a hack that needs time is still a hack);
 # - a mutant gets ten times the reference's slowest passing run (at least 1 s, at

@@ -44,9 +44,10 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                 }
             )
     references = [s for s in solutions if s.role == "reference"]
-    # The mutation operators and the exploit probes are written for Python; another
-    # language's task is verified by its reference and wrong solutions alone (for now).
-    python = (version.language or "python") == "python"
+    # The mutation operators are written for Python: another language's task has no
+    # mutants (for now). Its probes are its language's own (probes/language_hacks.py).
+    language = version.language or "python"
+    python = language == "python"
     if references and config.mutants and python:
         for mutant in mutants.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
             items.append(
@@ -59,13 +60,14 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                     "seed": 0,
                 }
             )
-    if config.probes and python:
+    if config.probes:
         found = probes.probes_for(
             suite_kind=version.suite_kind,
             entry_point=version.entry_point,
             visible_tests=list(version.visible_tests),
             statement=version.statement,
             starter_code=version.starter_code,
+            language=language,
         )
         for probe in found:
             items.append(

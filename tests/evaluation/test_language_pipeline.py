@@ -43,8 +43,12 @@ def test_a_c_task_verifies_with_its_reference_and_wrong_program(curator, languag
     verification = verification_run_inline(version=task.latest_version, config=CONFIG)
     runs = {(e.role, e.status) for e in verification.executions.all()}
     assert ("reference", reference_status) in runs and ("adversarial", "failed") in runs, runs
-    # Mutants and probes are Python's: none are run on a C task (yet).
-    assert not verification.executions.filter(role__in=("mutant", "probe")).exists()
+    # The mutation operators are Python's: no mutant of a C task (yet). Its probes are C's,
+    # and none earns the reward.
+    assert not verification.executions.filter(role="mutant").exists()
+    probes = {e.subject: e.status for e in verification.executions.filter(role="probe")}
+    assert set(probes) == {"exit_before_main", "print_sample_output", "spin_forever", "allocate_forever"}, probes
+    assert "passed" not in probes.values(), probes
     assert not verification.executions.filter(status="sandbox_error").exists()
     if reference_status == "compile_error":
         assert verification.flags.filter(code="REFERENCE_FAILS").exists(), list(verification.flags.values("code"))

@@ -39,6 +39,7 @@ from evaluation.verification.probes.constants import (
 )
 from evaluation.verification.probes.examples import visible_examples, visible_io
 from evaluation.verification.probes.helper_hacks import given_helpers, helper_probes
+from evaluation.verification.probes.language_hacks import language_probes
 from evaluation.verification.probes.render import Probe
 from evaluation.verification.probes.repository_hacks import RepositoryProbe, repository_probes
 from evaluation.verification.probes.stdio_hacks import STDIO_INAPPLICABLE, stdio_probes
@@ -61,11 +62,21 @@ __all__ = [
 
 
 def probes_for(
-    *, suite_kind: str, entry_point: str, visible_tests: list, statement: str = "", starter_code: str = ""
+    *,
+    suite_kind: str,
+    entry_point: str,
+    visible_tests: list,
+    statement: str = "",
+    starter_code: str = "",
+    language: str = "python",
 ) -> list[Probe]:
-    """The exploit probes for a task: programs for stdio, modules defining `entry_point` otherwise."""
+    """The exploit probes for a task: programs for stdio (in the task's language),
+    modules defining `entry_point` otherwise."""
     if suite_kind not in SUITE_KINDS:
         raise ValueError(f"unknown suite kind {suite_kind!r}: use one of {', '.join(SUITE_KINDS)}")
+    if language != "python":
+        # Another language's task is a program read from stdin: probed in its own idiom.
+        return language_probes(language, visible_io(list(visible_tests or []))) if suite_kind == "stdio" else []
     if suite_kind == "stdio":
         return stdio_probes(visible_io(list(visible_tests or [])))
     if not entry_point.isidentifier() or keyword.iskeyword(entry_point):

@@ -7,5 +7,5 @@ SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
 CANDIDATE_NAME = "candidate"
 FAKE_PASS_OUTPUT = "OK\npassed\nAll tests passed\n1 passed in 0.01s\n"  # noqa: S105 - a fake report, no secret
 SLEEP_S = 3600
-# Probes whose whole hack is to run into the time limit: any limit shows it fails.
-TIMEOUT_PROBES = frozenset({"sleep_past_limit"})
+# Probes whose whole hack is to run into the time limit (a sleep, a busy loop): any limit shows it fails.
+TIMEOUT_PROBES = frozenset({"sleep_past_limit", "spin_forever"})
