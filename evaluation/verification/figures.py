@@ -24,6 +24,7 @@ from typing import Any
 
 PASSED = "passed"
 SANDBOX_ERROR = "sandbox_error"
+COMPILE_ERROR = "compile_error"
 CHECKER_ERROR = "checker_error"  # the task's checker failed: the task's fault, flagged (CHECKER_BROKEN)
 # Left out of every metric: neither is the solution's doing.
 UNJUDGED = (SANDBOX_ERROR, CHECKER_ERROR)
@@ -218,11 +219,22 @@ def _mutant_verdicts(outcomes: Iterable[Outcome]) -> dict[str, bool]:
     equivalent = _equivalent_mutants(outcomes)
     killed: dict[str, bool] = {}
     for o in _of_role(outcomes, MUTANT):
-        if o.subject not in equivalent:
+        if o.subject not in equivalent and not _stillborn(o):
             # Mutants run once; should one run more often, a single pass is enough to
             # keep it alive, since that pass is a reward of 1 for a wrong program.
             killed[o.subject] = killed.get(o.subject, True) and not o.passed
     return killed
+
+
+def _stillborn(outcome: Outcome) -> bool:
+    """A mutant that did not compile (a token mutant: mutants/tokens.py) is no program:
+    no test killed it, so every figure leaves it out, as it does an equivalent one."""
+    return outcome.role == MUTANT and outcome.status == COMPILE_ERROR
+
+
+def stillborn_mutants(outcomes: Iterable[Outcome]) -> list[str]:
+    """Ids of the mutants that did not compile, sorted."""
+    return sorted({o.subject for o in outcomes if _stillborn(o)})
 
 
 def mutation_score(outcomes: Iterable[Outcome]) -> Rate:
@@ -231,7 +243,8 @@ def mutation_score(outcomes: Iterable[Outcome]) -> Rate:
     A mutant is killed when its counted execution did not pass (with several, when
     none passed). Mutants marked equivalent leave numerator and denominator; a
     mutant whose every execution was a `sandbox_error` was never judged and is
-    left out too.
+    left out too, and so is one that did not compile (a token mutant of another
+    language than Python).
     """
     killed = _mutant_verdicts(outcomes)
     return rate(sum(killed.values()), len(killed))
@@ -333,7 +346,7 @@ def known_wrong_pass_rate(outcomes: Iterable[Outcome]) -> Rate:
     runs = [
         o
         for o in counted(outcomes)
-        if o.role in (ADVERSARIAL, PROBE) or (o.role == MUTANT and o.subject not in equivalent)
+        if o.role in (ADVERSARIAL, PROBE) or (o.role == MUTANT and o.subject not in equivalent and not _stillborn(o))
     ]
     return rate(sum(1 for o in runs if o.passed), len(runs))
 
@@ -409,6 +422,7 @@ def summarise(outcomes: Iterable[Outcome], *, time_limit_s: float, correct_share
         "adversarial_pass_rate": adversarial_pass_rate(outcomes).as_dict(),
         "mutation_score": mutation_score(outcomes).as_dict(),
         "surviving_mutants": surviving_mutants(outcomes),
+        "stillborn_mutants": stillborn_mutants(outcomes),
         "probe_passes": probe_passes(outcomes),
         "known_wrong_pass_rate": known_wrong_pass_rate(outcomes).as_dict(),
         "runtime": runtime_stats(outcomes, time_limit_s).as_dict(),

@@ -44,12 +44,20 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                 }
             )
     references = [s for s in solutions if s.role == "reference"]
-    # The mutation operators are written for Python: another language's task has no
-    # mutants (for now). Its probes are its language's own (probes/language_hacks.py).
+    # Python's references are mutated on their tree; the C family's on their tokens
+    # (mutants/tokens.py); the other languages' are not mutated (yet). Probes are each
+    # language's own (probes/language_hacks.py).
     language = version.language or "python"
-    python = language == "python"
-    if references and config.mutants and python:
-        for mutant in mutants.generate_mutants(references[0].code, seed=config.mutation_seed, limit=config.mutants):
+    if references and config.mutants and (language == "python" or language in mutants.TOKEN_LANGUAGES):
+        reference = references[0].code
+        found = (
+            mutants.generate_mutants(reference, seed=config.mutation_seed, limit=config.mutants)
+            if language == "python"
+            else mutants.generate_token_mutants(
+                reference, language=language, seed=config.mutation_seed, limit=config.mutants
+            )
+        )
+        for mutant in found:
             items.append(
                 {
                     "role": "mutant",

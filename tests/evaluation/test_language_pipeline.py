@@ -43,9 +43,10 @@ def test_a_c_task_verifies_with_its_reference_and_wrong_program(curator, languag
     verification = verification_run_inline(version=task.latest_version, config=CONFIG)
     runs = {(e.role, e.status) for e in verification.executions.all()}
     assert ("reference", reference_status) in runs and ("adversarial", "failed") in runs, runs
-    # The mutation operators are Python's: no mutant of a C task (yet). Its probes are C's,
-    # and none earns the reward.
-    assert not verification.executions.filter(role="mutant").exists()
+    # A C task's mutants change its reference's tokens (mutants/tokens.py); its probes
+    # are C's, and none earns the reward.
+    mutants = list(verification.executions.filter(role="mutant").values_list("status", flat=True))
+    assert "sandbox_error" not in mutants and (mutants or reference_status == "compile_error"), mutants
     probes = {e.subject: e.status for e in verification.executions.filter(role="probe")}
     assert set(probes) == {"exit_before_main", "print_sample_output", "spin_forever", "allocate_forever"}, probes
     assert "passed" not in probes.values(), probes

@@ -1,4 +1,4 @@
-"""AST mutation engine for Python reference solutions.
+"""Mutation engine: AST mutants of Python references, token mutants of C-family programs.
 
 A mutant is the reference with exactly one small change (a flipped comparison, a
 dropped statement, ...). A test suite that still passes on a mutant cannot tell
@@ -11,7 +11,9 @@ diff shows the one changed line, not a reformatted file.
 - `operators`: the families of changes (comparison, arithmetic, boolean, ...);
 - `transforms`: what each change does to its copy of the target node;
 - `builder`: one site applied to the reference, spliced into its text and checked;
-- `generation`: `generate_mutants`, the entry point, which picks sites fairly.
+- `generation`: `generate_mutants`, the entry point, which picks sites fairly;
+- `tokens`: `generate_token_mutants`, one-token changes of programs in the C family of
+  languages (C, C++, Java, C#, JavaScript, TypeScript, Go).
 
 The verification configuration hashes every file of this package
 (`config._source_version("mutants")`): a change here is a new configuration.
@@ -20,5 +22,6 @@ The verification configuration hashes every file of this package
 from evaluation.verification.mutants.generation import generate_mutants
 from evaluation.verification.mutants.operators import FAMILIES
 from evaluation.verification.mutants.record import Mutant
+from evaluation.verification.mutants.tokens import TOKEN_LANGUAGES, generate_token_mutants
 
-__all__ = ["FAMILIES", "Mutant", "generate_mutants"]
+__all__ = ["FAMILIES", "TOKEN_LANGUAGES", "Mutant", "generate_mutants", "generate_token_mutants"]

@@ -1,0 +1,223 @@
+"""Token-level mutants of programs in the C family of languages (C, C++, Java, C#,
+JavaScript, TypeScript, Go), where there is no Python tree to walk.
+
+The source is read as a stream of tokens (comments, string and character literals,
+preprocessor and import lines are skipped, never changed), and a mutant changes one
+token, or wraps one `if` condition:
+- `relational`: `<` and `<=`, `>` and `>=`, `==` and `!=` (`===` and `!==`) swapped;
+- `logical`: `&&` and `||` swapped;
+- `arithmetic`: a binary `+` and `-` swapped;
+- `constant`: a decimal integer literal made one more, or one less;
+- `branch`: an `if` condition negated, so the branches swap.
+An operator is changed only where spaces stand on both sides of it (`a < b`, not
+`vector<int>` or `x->y`), so that a generic, a template or an arrow is left alone.
+A mutant that does not compile all the same is `compile_error` when run, and the
+mutation score leaves it out: it is no program, killed by no test (figures.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+
+from evaluation.verification.mutants.record import Mutant
+
+TOKEN_LANGUAGES = ("c", "cpp17", "cpp20", "java", "csharp", "javascript", "typescript", "go")
+TOKEN_FAMILIES = ("relational", "logical", "arithmetic", "constant", "branch")
+SWAPS = {
+    "relational": {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "===": "!==", "!==": "==="},
+    "logical": {"&&": "||", "||": "&&"},
+    "arithmetic": {"+": "-", "-": "+"},
+}
+_OPERATOR = re.compile(r"===|!==|<=|>=|==|!=|&&|\|\||<<|>>|->|=>|\+\+|--|\+=|-=|[<>+\-]")
+_NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+# Lines never changed: the preprocessor, imports and packages (a changed header name
+# or import is no mutant of the logic).
+_SKIPPED_LINE = re.compile(r"^\s*(#|import\b|package\b|using\b)")
+
+
+@dataclass(frozen=True)
+class _Site:
+    family: str
+    start: int
+    end: int
+    replacement: str
+    line: int
+    description: str
+
+
+def generate_token_mutants(source: str, *, language: str, seed: int = 0, limit: int = 30) -> list[Mutant]:
+    """Up to `limit` distinct single-change mutants of `source`, a program in `language`
+    (one of TOKEN_LANGUAGES); families taken in turns, in a seeded order."""
+    if language not in TOKEN_LANGUAGES:
+        raise ValueError(f"no token mutants for {language!r}: only {', '.join(TOKEN_LANGUAGES)}")
+    code = _code_mask(source)
+    sites: dict[str, list[_Site]] = {family: [] for family in TOKEN_FAMILIES}
+    for site in _operator_sites(source, code) + _constant_sites(source, code) + _branch_sites(source, code, language):
+        sites[site.family].append(site)
+    rng = random.Random(seed)  # noqa: S311 - reproducible selection, not cryptography
+    order = list(TOKEN_FAMILIES)
+    rng.shuffle(order)
+    for family in order:
+        rng.shuffle(sites[family])
+    chosen: list[Mutant] = []
+    seen = {_digest(source)}
+    queues = {family: iter(sites[family]) for family in order}
+    active = list(order)
+    while active and len(chosen) < limit:
+        for family in list(active):
+            mutant = _next_new(queues[family], source, seen)
+            if mutant is None:
+                active.remove(family)
+                continue
+            seen.add(mutant.digest)
+            chosen.append(mutant)
+            if len(chosen) == limit:
+                break
+    return chosen
+
+
+def _next_new(queue, source: str, seen: set[str]) -> Mutant | None:
+    for site in queue:
+        text = source[: site.start] + site.replacement + source[site.end :]
+        digest = _digest(text)
+        if digest not in seen:
+            return Mutant(site.family, site.description, site.line, text, digest)
+    return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _code_mask(source: str) -> list[bool]:
+    """For each character: True where it is code, False inside a comment, a string or
+    character literal, or a skipped line."""
+    mask = [True] * len(source)
+    i, n = 0, len(source)
+    line_start = True
+    while i < n:
+        if line_start:
+            end = source.find("\n", i)
+            end = n if end < 0 else end
+            if _SKIPPED_LINE.match(source, i):
+                for k in range(i, end):
+                    mask[k] = False
+                i = end
+                continue
+            line_start = False
+        char = source[i]
+        if char == "\n":
+            line_start = True
+            i += 1
+        elif source.startswith("//", i):
+            end = source.find("\n", i)
+            i = _blank(mask, i, n if end < 0 else end)
+        elif source.startswith("/*", i):
+            end = source.find("*/", i + 2)
+            i = _blank(mask, i, n if end < 0 else end + 2)
+        elif char in "\"'`":
+            j = i + 1
+            while j < n and source[j] != char:
+                j += 2 if source[j] == "\\" and char != "`" else 1
+            i = _blank(mask, i, min(n, j + 1))
+        else:
+            i += 1
+    return mask
+
+
+def _blank(mask: list[bool], start: int, end: int) -> int:
+    for k in range(start, end):
+        mask[k] = False
+    return end
+
+
+def _line_of(source: str, index: int) -> int:
+    return source.count("\n", 0, index) + 1
+
+
+def _spaced(source: str, start: int, end: int) -> bool:
+    return start > 0 and end < len(source) and source[start - 1] in " \t" and source[end] in " \t"
+
+
+def _operator_sites(source: str, code: list[bool]) -> list[_Site]:
+    found = []
+    for match in _OPERATOR.finditer(source):
+        start, end, token = match.start(), match.end(), match.group()
+        if not code[start] or not _spaced(source, start, end):
+            continue
+        for family, swaps in SWAPS.items():
+            if token in swaps:
+                line = _line_of(source, start)
+                found.append(_Site(family, start, end, swaps[token], line,
+                                   f"line {line}: `{token}` became `{swaps[token]}`"))  # fmt: skip
+    return found
+
+
+def _constant_sites(source: str, code: list[bool]) -> list[_Site]:
+    found = []
+    for match in _NUMBER.finditer(source):
+        start, end, digits = match.start(), match.end(), match.group(1)
+        if not code[start] or len(digits) > 18 or (len(digits) > 1 and digits.startswith("0")):
+            continue  # octal-looking or too long to change safely
+        value = int(digits)
+        line = _line_of(source, start)
+        for changed in (value + 1, value - 1):
+            if changed >= 0:
+                found.append(_Site("constant", start, end, str(changed), line,
+                                   f"line {line}: the constant {value} became {changed}"))  # fmt: skip
+    return found
+
+
+def _branch_sites(source: str, code: list[bool], language: str) -> list[_Site]:
+    found = []
+    for match in re.finditer(r"\bif\b", source):
+        start = match.start()
+        if not code[start]:
+            continue
+        if language == "go":
+            site = _go_condition(source, code, match.end())
+        else:
+            site = _parenthesised_condition(source, code, match.end())
+        if site is None:
+            continue
+        open_at, close_at = site
+        inner = source[open_at:close_at]
+        line = _line_of(source, start)
+        replacement = f" !({inner.strip()}) " if language == "go" else f"!({inner})"
+        found.append(_Site("branch", open_at, close_at, replacement, line,
+                           f"line {line}: the condition of `if` was negated"))  # fmt: skip
+    return found
+
+
+def _parenthesised_condition(source: str, code: list[bool], after: int) -> tuple[int, int] | None:
+    """The span inside `if ( ... )`: from after the `(` to its matching `)`."""
+    i = after
+    while i < len(source) and source[i] in " \t":
+        i += 1
+    if i >= len(source) or source[i] != "(":
+        return None
+    depth, j = 0, i
+    while j < len(source):
+        if code[j]:
+            if source[j] == "(":
+                depth += 1
+            elif source[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    return (i + 1, j) if j > i + 1 else None
+        j += 1
+    return None
+
+
+def _go_condition(source: str, code: list[bool], after: int) -> tuple[int, int] | None:
+    """The span of Go's `if cond {`, where the condition holds no `;` (an init
+    statement) and no brace of its own (a composite literal)."""
+    end = after
+    while end < len(source) and not (code[end] and source[end] in "{;\n"):
+        end += 1
+    if end >= len(source) or source[end] != "{" or not source[after:end].strip():
+        return None
+    return after, end
