@@ -37,6 +37,20 @@ if TYPE_CHECKING:
 SYSTEM_PROMPT = (
     "You are an expert Python programmer. Answer with one complete Python solution in a single ```python fenced block."
 )
+
+
+def system_prompt(language: str) -> str:
+    """What a task's record tells the model first: Python's prompt, or the same for the
+    task's language and the fence the reward API's extraction takes for it."""
+    runtime = RUNTIMES.get(language)
+    if runtime is None:
+        return SYSTEM_PROMPT
+    return (
+        f"You are an expert programmer. Answer with one complete {runtime.title} program in a single "
+        f"```{runtime.fences[0]} fenced block."
+    )
+
+
 CHUNK = 500
 PARQUET_CONTENT_TYPE = "application/vnd.apache.parquet"
 
@@ -73,7 +87,8 @@ _JSON_COLUMNS = frozenset({"tags", "version__visible_tests", "version__generated
 # One encoder for the whole module: json.dumps with a non-default option builds a
 # new encoder on every call, which is a measurable share of a row's cost.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
-_SYSTEM_MESSAGE = _encode({"role": "system", "content": SYSTEM_PROMPT})
+_SYSTEM_MESSAGES = {language: _encode({"role": "system", "content": system_prompt(language)})
+                    for language in ("python", *RUNTIMES)}  # fmt: skip
 
 
 def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str, language: str) -> str:
@@ -123,7 +138,7 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "version_hash": content_hash,
             "snapshot": digest,
             "prompt": [
-                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "system", "content": system_prompt(language)},
                 {"role": "user", "content": _user_prompt(statement, suite_kind, entry_point, starter_code, language)},
             ],
             "suite_kind": suite_kind,
@@ -184,7 +199,8 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
         yield (
             f'{{"task_id": {encode_basestring(slug)}, "version": {int(number)}, '
             f'"version_hash": {encode_basestring(content_hash)}, "snapshot": {snapshot_text}, '
-            f'"prompt": [{_SYSTEM_MESSAGE}, {{"role": "user", "content": {user}}}], '
+            f'"prompt": [{_SYSTEM_MESSAGES.get(language) or _SYSTEM_MESSAGES["python"]}, '
+            f'{{"role": "user", "content": {user}}}], '
             f'"suite_kind": {encode_basestring(suite_kind)}, "entry_point": {encode_basestring(entry_point)}, '
             f'"difficulty": {_number(difficulty)}, "difficulty_source": {_text(difficulty_source)}, '
             f'"band": {_text(band)}, "reward_noise": {_number(reward_noise)}, "tags": {tags}, '

@@ -302,6 +302,10 @@ def test_a_checker_task_in_another_language_exports_its_language_and_checker(cur
     assert record["comparator"] == {"mode": "checker", "language": "python", "source": checker}
     prompt = record["prompt"][1]["content"]
     assert "Write the program in C++17 (g++)." in prompt and "```cpp\nint main() {}\n```" in prompt
+    # The system message asks for that language too, in the fence the reward API takes for it.
+    assert record["prompt"][0]["content"] == (
+        "You are an expert programmer. Answer with one complete C++17 (g++) program in a single ```cpp fenced block."
+    )
     # The text the export writes is the record json.dumps writes, byte for byte.
     assert lines[0] == json.dumps(next(export.records(snapshot, with_hidden_tests=False)), ensure_ascii=False)
     table = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))

@@ -20,13 +20,24 @@ class TaskRecord:
     band: str
     difficulty: float | None
     kind: str = ""  # the suite kind: "repository" tasks run as agentic episodes (agentic.py)
+    language: str = "python"  # what an answer is written in, and fenced as
 
     @classmethod
     def of(cls, record: dict[str, Any]) -> TaskRecord:
         return cls(task_id=record["task_id"], version_hash=record["version_hash"],
                    prompt=tuple({"role": m["role"], "content": m["content"]} for m in record["prompt"]),
                    band=record.get("band") or "unknown", difficulty=record.get("difficulty"),
-                   kind=record.get("suite_kind") or "")  # fmt: skip
+                   kind=record.get("suite_kind") or "", language=record.get("language") or "python")  # fmt: skip
+
+    @property
+    def fence(self) -> str:
+        """The fence an answer's code block carries: the first the reward API's extraction
+        takes for the language (evaluation/sandbox/languages.py), which is the language's
+        own name but for both C++ standards. Written out: the trainer imports no platform code."""
+        return _FENCES.get(self.language, self.language)
+
+
+_FENCES = {"cpp17": "cpp", "cpp20": "cpp"}
 
 
 def read_export(path: Path) -> list[TaskRecord]:

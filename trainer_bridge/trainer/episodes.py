@@ -68,12 +68,12 @@ class Episode:
         if self.turns:
             last = self.turns[-1]
             messages = (*self.task.prompt, {"role": "assistant", "content": last.answer.text},
-                        {"role": "user", "content": feedback(last.result or {})})  # fmt: skip
+                        {"role": "user", "content": feedback(last.result or {}, fence=self.task.fence)})  # fmt: skip
         return Query(task=self.task, messages=messages, turn=len(self.turns) + 1, group=self.group,
                      episode=self.index, episode_seed=self.seed)  # fmt: skip
 
 
-def feedback(result: dict[str, Any]) -> str:
+def feedback(result: dict[str, Any], *, fence: str = "python") -> str:
     """What the policy is told about a failed attempt: the verdict, the failing tests
     (hidden tests' messages stay hidden unless the token may read them), stderr."""
     tests = result.get("tests") or {}
@@ -85,7 +85,7 @@ def feedback(result: dict[str, Any]) -> str:
         lines.append(result["message"][:FEEDBACK_CHARS])
     if result.get("stderr"):
         lines.append("stderr:\n" + result["stderr"][-FEEDBACK_CHARS:])
-    lines.append("Fix it, and answer with the whole corrected code in one ```python block.")
+    lines.append(f"Fix it, and answer with the whole corrected code in one ```{fence} block.")
     return "\n".join(lines)
 
 

@@ -56,7 +56,7 @@ class ReplayPolicy:
         code = rng.choice(programs[kind])
         if query.task.kind == "repository":
             return Answer(text=patch_action(code, query.turn), source=kind)
-        return Answer(text=f"```python\n{code.rstrip()}\n```\n", source=kind)
+        return Answer(text=f"```{query.task.fence}\n{code.rstrip()}\n```\n", source=kind)
 
 
 PATCH_FILE = "/tmp/replayed.diff"  # noqa: S108 - in the session's sandbox, not on this host

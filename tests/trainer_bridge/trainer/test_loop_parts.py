@@ -210,6 +210,21 @@ def test_the_replay_draws_the_same_programs_for_the_same_seed_and_refuses_what_i
         ReplayPolicy([member], mix={"adversarial": 1}).answer(queries[:1], seed=0)
 
 
+@pytest.mark.parametrize(
+    ("language", "fence"), [("cpp17", "cpp"), ("cpp20", "cpp"), ("go", "go"), ("python", "python")]
+)
+def test_a_task_in_another_language_is_answered_and_asked_again_in_its_own_fence(language, fence):
+    record = {"task_id": "t", "version_hash": "t".ljust(64, "0"), "prompt": [{"role": "user", "content": "t"}],
+              "suite_kind": "stdio", "language": language}  # fmt: skip
+    task = TaskRecord.of(record)
+    assert (task.language, task.fence) == (language, fence)
+    member = {"version_hash": task.version_hash, "solutions": [{"kind": "reference", "code": "int main() {}\n"}]}
+    (answer,) = ReplayPolicy([member], mix={"reference": 1}).answer([Episode(task=task, group=0, index=0).next_query()],
+                                                                     seed=0)  # fmt: skip
+    assert answer.text == f"```{fence}\nint main() {{}}\n```\n"
+    assert feedback(FAILED, fence=fence).endswith(f"in one ```{fence} block.")
+
+
 # -- checkpoints ------------------------------------------------------------------------------
 
 
