@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.db.models import Count, QuerySet
 
 from evaluation.models import Execution, MutantEquivalence, Verification, VerificationState
+from evaluation.sandbox.languages import LANGUAGES
 from evaluation.verification.generated.selectors import report_section
 from evaluation.verification.repository import is_repository
 from tasks_app.models import State, Task, TaskVersion
@@ -77,11 +79,12 @@ def verification_report(verification: Verification, *, role: str = "", status: s
         MutantEquivalence.objects.filter(task_id=verification.version.task_id).values_list("mutant_digest", flat=True)
     )
     repository = is_repository(verification.version)
+    suffix = source_suffix(verification.version.language or "python")
     mutants = [
         {
             "execution": e,
             # A repository task's mutant is a whole patch (the reference with one change): shown as it is.
-            "diff": e.code if repository else _diff(reference.code if reference else "", e.code),
+            "diff": e.code if repository else _diff(reference.code if reference else "", e.code, suffix),
             "equivalent": e.subject in equivalent,
         }
         for e in executions.filter(role="mutant", subject__in=survivors | equivalent).order_by("subject")
@@ -126,6 +129,14 @@ def _failed_references(executions: QuerySet[Execution]) -> list[dict[str, Any]]:
     return failed
 
 
-def _diff(reference: str, mutant: str) -> str:
-    lines = difflib.unified_diff(reference.splitlines(True), mutant.splitlines(True), "reference.py", "mutant.py")
+def source_suffix(language: str) -> str:
+    """The file suffix of a program in `language` (.py, .cpp, .java, ...), for diffs' headers."""
+    runtime = LANGUAGES.get(language)
+    return PurePosixPath(runtime.source_file).suffix if runtime is not None else ".py"
+
+
+def _diff(reference: str, mutant: str, suffix: str = ".py") -> str:
+    lines = difflib.unified_diff(
+        reference.splitlines(True), mutant.splitlines(True), f"reference{suffix}", f"mutant{suffix}"
+    )
     return "".join(lines)

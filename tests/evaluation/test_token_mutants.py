@@ -127,3 +127,17 @@ def test_the_catalogues_tests_kill_the_token_mutants_of_its_references(bwrap_poo
     assert len(outcomes) >= 40 and score.trials >= 30, report
     assert score.value >= 0.6, report
     assert len(figures.stillborn_mutants(outcomes)) <= len(outcomes) // 4, report
+
+
+def test_a_mutants_diff_names_the_files_of_its_language():
+    from evaluation.verification.selectors import _diff, source_suffix
+
+    assert [source_suffix(lang) for lang in ("python", "c", "cpp20", "java", "go")] == [".py", ".c", ".cpp", ".java",
+                                                                                       ".go"]  # fmt: skip
+    (mutant,) = [
+        m
+        for m in generate_token_mutants(C_SOURCE, language="c", limit=100)
+        if "the constant 7 became 8" in m.description
+    ]
+    diff = _diff(C_SOURCE, mutant.source, source_suffix("c"))
+    assert diff.startswith("--- reference.c\n+++ mutant.c\n") and '+    else printf("%d\\n", 8);' in diff
