@@ -9,6 +9,7 @@ from django.forms import BoundField
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from tasks_app.highlighting import highlight_code
 from tasks_app.markdown import render_markdown
 from tasks_app.models import State
 
@@ -24,6 +25,12 @@ def state_badge(state: str) -> SafeString:
     """A coloured badge whose text, not only its colour, says the state."""
     label = _STATE_LABELS.get(state, state)
     return format_html('<span class="badge badge-{}">{}</span>', state, label)
+
+
+@register.filter
+def highlight(source: str, language: str = "python") -> SafeString:
+    """`<pre><code>` of a source, highlighted in its language (tasks_app/highlighting.py)."""
+    return highlight_code(source or "", language or "python")
 
 
 @register.filter

@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+import re
+from html import unescape
+
+import pytest
 from django.test import Client
 from django.urls import reverse
 
+from tasks_app.highlighting import HIGHLIGHT_MAX_CHARS, highlight_code
 from tasks_app.markdown import render_markdown
 from tests.factories import make_task
+
+
+def text_of(html: str) -> str:
+    """The page's text: its tags gone and its entities read back."""
+    return unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def test_markdown_keeps_formatting_code_and_tables():
@@ -42,7 +52,8 @@ def test_the_detail_page_shows_tests_solutions_limits_hash_and_history(client_fo
     html = client_for(curator).get(reverse("ui:task-detail", args=["add-two"])).content.decode()
     assert "assert add(1, 2) == 3" in html
     assert "<details>" in html and "assert add(10, 5) == 15" in html.split("<details>")[1]
-    assert "return a + b + 1" in html and "off-by-one" in html
+    assert "return a + b + 1" in text_of(html) and "off-by-one" in html
+    assert '<span class="hl-k">return</span>' in html  # the solutions are highlighted in their language
     assert "5 s wall time, 128 MB memory" in html
     assert task.latest_version.content_hash in html
     assert "Created." in html  # the first audit record
@@ -65,3 +76,23 @@ def test_the_base_layout_has_the_navigation_for_the_roles(client_for, admin_user
     for expected in ("New task", "Review queue", "/api/v1/docs/", "Admin", "Log out", '<main id="main"'):
         assert expected in html
     assert 'action="/accounts/logout/"' in html
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "keyword"),
+    [("cpp17", "int main() { return 0; }\n", "int"), ("go", "package main\n\nfunc main() {}\n", "func"),
+     ("rust", "fn main() {}\n", "fn"), ("java", "public class Main {}\n", "public"),
+     ("php", "<?php\necho 1;\n", "echo"), ("csharp", "class P { static void Main() {} }\n", "class")],
+)  # fmt: skip
+def test_code_is_highlighted_in_its_language(language, source, keyword):
+    html = str(highlight_code(source, language))
+    assert f'data-language="{language}"' in html and f">{keyword}</span>" in html
+    assert text_of(html) == source
+
+
+def test_highlighted_code_is_escaped_and_a_huge_or_unknown_source_is_plain():
+    hostile = '</code></pre><script>alert(1)</script>\nx = "<b>"\n'
+    html = str(highlight_code(hostile, "python"))
+    assert "<script>" not in html and "<b>" not in html and text_of(html) == hostile
+    assert 'class="code">' in str(highlight_code("x" * (HIGHLIGHT_MAX_CHARS + 1), "python"))
+    assert str(highlight_code("<x>", "cobol")) == '<pre><code class="code">&lt;x&gt;</code></pre>'

@@ -7,6 +7,7 @@ from tasks_app.models import Task, TaskVersion
 from tasks_app.services import task_version_create
 from tests.factories import content_data, make_task
 from tests.tasks_app.ui.conftest import form_data
+from tests.tasks_app.ui.test_detail_and_markdown import text_of
 
 CREATE = reverse("ui:task-create")
 
@@ -243,7 +244,7 @@ def test_a_stdio_task_with_a_checker_is_created_shown_and_diffed(client_for, cur
     version = Task.objects.get().latest_version
     assert version.comparator == {"mode": "checker", "language": "python", "source": CHECKER}
     page = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
-    assert "Checker" in page and "checker INPUT OUTPUT ANSWER" in page and "sys.argv[2]" in page
+    assert "Checker" in page and "checker INPUT OUTPUT ANSWER" in page and "sys.argv[2]" in text_of(page)
     form = client.get(edit_url()).context["form"]
     assert (form.initial["checker_language"], form.initial["checker_source"]) == ("python", CHECKER)
     changed = {**data, "checker_source": CHECKER.replace("else 2", "else 1"), "changelog": "Stricter.",
