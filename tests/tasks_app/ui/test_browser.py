@@ -83,6 +83,34 @@ def test_add_another_solution_appends_an_empty_row(browser_as, live_server, cura
     browser.wait_for("document.querySelectorAll('[name=\"solutions-4-code\"]').length === 1")
 
 
+def test_code_fields_are_highlighted_in_the_tasks_language_as_the_curator_types(browser_as, live_server, curator):
+    browser = browser_as(curator)
+    browser.open(live_server.url + "/new/")
+    browser.wait_for("document.querySelectorAll('.code-editor .code-layer').length >= 4")
+    typed = (
+        "(() => { const form = document.querySelector('textarea[name=starter_code]').form;"
+        " form.elements.language.value = 'cpp17';"
+        " form.elements.language.dispatchEvent(new Event('change', {bubbles: true}));"
+        " const area = form.elements.starter_code; area.value = 'int main() { return 0; } // <b>done</b>';"
+        " area.dispatchEvent(new Event('input', {bubbles: true})); })()"
+    )
+    browser.evaluate(typed)
+    layer = "document.querySelector('textarea[name=starter_code]').previousElementSibling"
+    browser.wait_for(f"{layer}.dataset.language === 'cpp17'")
+    keywords = browser.evaluate(f"[...{layer}.querySelectorAll('.hl-k')].map(s => s.textContent)")
+    assert keywords == ["int", "return"]
+    assert browser.evaluate(f"{layer}.querySelector('.hl-c').textContent") == "// <b>done</b>"  # text, never markup
+    assert browser.evaluate(f"{layer}.querySelectorAll('b').length") == 0
+    assert browser.evaluate(f"{layer}.getAttribute('aria-hidden')") == "true"  # the textarea stays the field
+    # A solution row added by htmx is highlighted too, in the same language.
+    browser.evaluate("document.getElementById('add-solution').click()")
+    browser.wait_for("document.querySelectorAll('.solution-row').length === 4")
+    browser.wait_for(
+        "document.querySelector('[name=\"solutions-3-code\"]').parentNode.classList.contains('code-editor')"
+    )
+    assert browser.errors == []
+
+
 def test_review_buttons_swap_the_row_for_an_error_then_for_the_decision(browser_as, live_server, curator, reviewer):
     in_review(owner=curator)
     browser = browser_as(reviewer)
