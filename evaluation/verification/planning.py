@@ -44,9 +44,8 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
                 }
             )
     references = [s for s in solutions if s.role == "reference"]
-    # Python's references are mutated on their tree; the C family's on their tokens
-    # (mutants/tokens.py); the other languages' are not mutated (yet). Probes are each
-    # language's own (probes/language_hacks.py).
+    # Python's references are mutated on their tree, every other language's on its
+    # tokens (mutants/tokens.py). Probes are each language's own (probes/language_hacks.py).
     language = version.language or "python"
     if references and config.mutants and (language == "python" or language in mutants.TOKEN_LANGUAGES):
         reference = references[0].code

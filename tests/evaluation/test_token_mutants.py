@@ -75,10 +75,44 @@ def test_generics_templates_arrows_and_go_init_statements_are_left_alone():
     assert len(branches) == 1 and "\tif !(x > 1) {" in branches[0]
 
 
-def test_only_the_c_family_is_mutated_on_tokens():
-    assert set(TOKEN_LANGUAGES) == {"c", "cpp17", "cpp20", "java", "csharp", "javascript", "typescript", "go"}
-    with pytest.raises(ValueError, match="no token mutants for 'rust'"):
-        generate_token_mutants("fn main() {}", language="rust")
+def test_every_language_but_python_is_mutated_on_tokens():
+    assert set(TOKEN_LANGUAGES) == {"c", "cpp17", "cpp20", "java", "csharp", "javascript", "typescript", "go", "rust",
+                                    "php", "ruby", "lua"}  # fmt: skip
+    with pytest.raises(ValueError, match="no token mutants for 'python'"):
+        generate_token_mutants("x = 1", language="python")
+
+
+def changes_of(source: str, language: str) -> set[tuple[str, str]]:
+    return {(m.family, changed_line(source, m.source)[1]) for m in generate_token_mutants(source, language=language,
+                                                                                          limit=200)}  # fmt: skip
+
+
+def test_lua_ruby_php_and_rust_are_read_in_their_own_syntax():
+    lua = "-- if a < b then x end\nif a ~= b and c > 1 then\n  print(a + b)\nend\n"
+    assert {
+        ("relational", "if a == b and c > 1 then"),
+        ("logical", "if a ~= b or c > 1 then"),
+        ("branch", "if not (a ~= b and c > 1) then"),
+        ("arithmetic", "print(a - b)"),
+    } <= changes_of(lua, "lua")
+    assert all(not line.startswith("--") for _, line in changes_of(lua, "lua"))
+    ruby = "# if a < b\nputs a + b if a < b # note: a < b\n"
+    assert changes_of(ruby, "ruby") == {
+        ("arithmetic", "puts a - b if a < b # note: a < b"),
+        ("relational", "puts a + b if a <= b # note: a < b"),
+        ("branch", "puts a + b if !(a < b) # note: a < b"),
+    }
+    php = "<?php\n# if ($a < $b)\nif ($a < $b) { echo $a + $b; }\n"
+    assert ("branch", "if (!($a < $b)) { echo $a + $b; }") in changes_of(php, "php")
+    assert all(not line.startswith("#") for _, line in changes_of(php, "php"))
+    rust = "fn f<'a>(s: &'a str, n: i64) -> i64 {\n    if let Some(c) = s.chars().next() { return 1; }\n" \
+           "    if n > 0 { n - 1 } else { 0 }\n}\n"  # fmt: skip
+    found = changes_of(rust, "rust")
+    assert ("branch", "if !(n > 0) { n - 1 } else { 0 }") in found and (
+        "arithmetic",
+        "if n > 0 { n + 1 } else { 0 }",
+    ) in found
+    assert not any("let" in line and family == "branch" for family, line in found)  # `if let` is left alone
 
 
 def test_a_mutant_that_does_not_compile_leaves_every_figure():

@@ -1,4 +1,4 @@
-"""Mutation engine: AST mutants of Python references, token mutants of C-family programs.
+"""Mutation engine: AST mutants of Python references, token mutants of the other languages'.
 
 A mutant is the reference with exactly one small change (a flipped comparison, a
 dropped statement, ...). A test suite that still passes on a mutant cannot tell
@@ -12,8 +12,8 @@ diff shows the one changed line, not a reformatted file.
 - `transforms`: what each change does to its copy of the target node;
 - `builder`: one site applied to the reference, spliced into its text and checked;
 - `generation`: `generate_mutants`, the entry point, which picks sites fairly;
-- `tokens`: `generate_token_mutants`, one-token changes of programs in the C family of
-  languages (C, C++, Java, C#, JavaScript, TypeScript, Go).
+- `tokens`: `generate_token_mutants`, one-token changes of programs in the other
+  eleven languages (C, C++, Java, C#, JavaScript, TypeScript, Go, Rust, PHP, Ruby, Lua).
 
 The verification configuration hashes every file of this package
 (`config._source_version("mutants")`): a change here is a new configuration.
