@@ -8,6 +8,7 @@ import ast
 import random
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from evaluation.verification.mutants.builder import Builder
 from evaluation.verification.mutants.operators import FAMILIES, RULES
@@ -53,10 +54,14 @@ def generate_mutants(
     rng.shuffle(order)
     for family in order:
         rng.shuffle(sites[family])
-    return _round_robin(order, {family: iter(sites[family]) for family in order}, builder, limit)
+    return round_robin(order, {family: iter(sites[family]) for family in order}, builder, limit)
 
 
-def _round_robin(order: list[str], queues: dict[str, Iterator[Site]], builder: Builder, limit: int) -> list[Mutant]:
+def round_robin(order: list[str], queues: dict[str, Iterator[Any]], builder: Any, limit: int) -> list[Mutant]:
+    """Families in `order` take turns; each gives its queue's next site that `builder`
+    turns into a mutant not seen yet (its original's digest counts as seen), until
+    `limit` mutants or every queue is spent. `builder`: `.build(site) -> Mutant | None`
+    and `.original_digest` (the AST Builder, or the token mutator's)."""
     chosen: list[Mutant] = []
     seen = {builder.original_digest}
     active = list(order)
@@ -73,7 +78,7 @@ def _round_robin(order: list[str], queues: dict[str, Iterator[Site]], builder: B
     return chosen
 
 
-def _next_new(queue: Iterator[Site], builder: Builder, seen: set[str]) -> Mutant | None:
+def _next_new(queue: Iterator[Any], builder: Any, seen: set[str]) -> Mutant | None:
     for site in queue:
         mutant = builder.build(site)
         if mutant is not None and mutant.digest not in seen:

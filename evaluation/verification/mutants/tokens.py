@@ -24,6 +24,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from evaluation.verification.mutants.generation import round_robin
 from evaluation.verification.mutants.record import Mutant
 
 TOKEN_LANGUAGES = ("c", "cpp17", "cpp20", "java", "csharp", "javascript", "typescript", "go", "rust", "php", "ruby",
@@ -75,30 +76,19 @@ def generate_token_mutants(source: str, *, language: str, seed: int = 0, limit: 
     rng.shuffle(order)
     for family in order:
         rng.shuffle(sites[family])
-    chosen: list[Mutant] = []
-    seen = {_digest(source)}
-    queues = {family: iter(sites[family]) for family in order}
-    active = list(order)
-    while active and len(chosen) < limit:
-        for family in list(active):
-            mutant = _next_new(queues[family], source, seen)
-            if mutant is None:
-                active.remove(family)
-                continue
-            seen.add(mutant.digest)
-            chosen.append(mutant)
-            if len(chosen) == limit:
-                break
-    return chosen
+    return round_robin(order, {family: iter(sites[family]) for family in order}, _TokenBuilder(source), limit)
 
 
-def _next_new(queue, source: str, seen: set[str]) -> Mutant | None:
-    for site in queue:
-        text = source[: site.start] + site.replacement + source[site.end :]
-        digest = _digest(text)
-        if digest not in seen:
-            return Mutant(site.family, site.description, site.line, text, digest)
-    return None
+class _TokenBuilder:
+    """A site applied to the source's text: the mutant (round_robin's builder)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.original_digest = _digest(source)
+
+    def build(self, site: _Site) -> Mutant:
+        text = self.source[: site.start] + site.replacement + self.source[site.end :]
+        return Mutant(site.family, site.description, site.line, text, _digest(text))
 
 
 def _digest(text: str) -> str:
