@@ -9,10 +9,13 @@ quarter-megabyte file is not worth a slow page.
 
 from __future__ import annotations
 
+import functools
+
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -42,9 +45,17 @@ def highlight_code(source: str, language: str) -> SafeString:
     lexer_name = LEXERS.get(language or "python")
     if not source or lexer_name is None or len(source) > HIGHLIGHT_MAX_CHARS:
         return format_html('<pre><code class="code">{}</code></pre>', source)
-    try:
-        lexer = get_lexer_by_name(lexer_name, stripnl=False, ensurenl=False, startinline=False)
-    except ClassNotFound:  # a Pygments without that lexer: plain text, never an error page
+    lexer = _lexer(lexer_name)
+    if lexer is None:  # a Pygments without that lexer: plain text, never an error page
         return format_html('<pre><code class="code">{}</code></pre>', source)
     spans = highlight(source, lexer, _FORMATTER)
     return mark_safe(f'<pre><code class="code highlighted" data-language="{language}">{spans}</code></pre>')  # noqa: S308 - Pygments escapes the source; `language` is one of LEXERS' keys
+
+
+@functools.cache
+def _lexer(name: str) -> Lexer | None:
+    """One lexer per language for the process (building one reads its rules afresh)."""
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=False, startinline=False)
+    except ClassNotFound:
+        return None

@@ -108,13 +108,8 @@ class SandboxTemplate:
             if not self.alive or self.ctl is None:
                 message = "the sandbox template is not running"
                 raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
-            try:
-                lite.send_fds(self.ctl, [lite.dumps(message).encode()], fds)
-            except OSError as exc:
-                raise SandboxFailure(
-                    f"could not reach the sandbox template: {exc}", anomaly="start_failed", reason="template_failed"
-                ) from exc
-            return self._receive(CONTROL_TIMEOUT_S)
+            return request_control(self.ctl, message, fds, who="the sandbox template", anomaly="start_failed",
+                                   reason="template_failed")  # fmt: skip
 
     def _receive(self, timeout: float) -> dict[str, Any]:
         return receive_control(self.ctl, timeout, who="the sandbox template")
@@ -129,6 +124,18 @@ class SandboxTemplate:
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None
+
+
+def request_control(ctl: lite.Socket, message: dict[str, Any], fds: list[int], *, who: str, anomaly: str,
+                    reason: str = "") -> dict[str, Any]:  # fmt: skip
+    """Send a control message (with `fds`) to a template or a family's holder (`who`)
+    and return its answer; a channel that will not take it is a SandboxFailure with
+    `anomaly` and `reason`. The caller holds the lock that keeps exchanges whole."""
+    try:
+        lite.send_fds(ctl, [lite.dumps(message).encode()], fds)
+    except OSError as exc:
+        raise SandboxFailure(f"could not reach {who}: {exc}", anomaly=anomaly, reason=reason) from exc
+    return receive_control(ctl, CONTROL_TIMEOUT_S, who=who)
 
 
 def receive_control(ctl: lite.Socket, timeout: float, *, who: str) -> dict[str, Any]:

@@ -76,13 +76,7 @@ def template_main(ctl: lite.Socket) -> None:
     ctl.send(lite.dumps({"op": "ready", "harness": supervisor.harness_version(), "pid": os.getpid()}).encode())
     children: dict[int, int] = {}  # first child -> the sandbox's PID 1 (as this namespace numbers it)
     while True:
-        try:
-            data, fds, _flags, _addr = lite.recv_fds(ctl, 65536, 8)
-        except OSError:
-            data, fds = b"", []
-        if not data:
-            os._exit(0)
-        message = lite.loads(data)
+        message, fds = next_request(ctl)
         op = message.get("op")
         if op == "fresh" and len(fds) == 2 and not children:
             reply = _fork_sandbox(ctl, fds, children)
@@ -93,6 +87,18 @@ def template_main(ctl: lite.Socket) -> None:
                 os.close(fd)
             reply = {"op": "error", "message": f"refused {op!r} ({len(children)} sandbox(es) running)"}
         ctl.send(lite.dumps(reply).encode())
+
+
+def next_request(ctl: lite.Socket) -> tuple[dict[str, Any], list[int]]:
+    """The host's next control message and the descriptors it sent with it; ends this
+    process when the host has gone (its end of the channel closed)."""
+    try:
+        data, fds, _flags, _addr = lite.recv_fds(ctl, 65536, 8)
+    except OSError:
+        data, fds = b"", []
+    if not data:
+        os._exit(0)
+    return lite.loads(data), fds
 
 
 def _fork_sandbox(ctl: lite.Socket, fds: list[int], children: dict[int, int], init: Any = None) -> dict[str, Any]:
@@ -175,14 +181,7 @@ def _first_child(fds: list[int], report_w: int, init: Any) -> None:
 def _sandbox_init(fds: list[int]) -> None:
     """PID 1 of the new namespaces: build the sandbox, drop every privilege, serve."""
     try:
-        lite.prctl(PR_SET_PDEATHSIG, SIGKILL)
-        in_fd, out_fd = fds
-        for fd, target in ((in_fd, IN_FD), (out_fd, OUT_FD)):
-            os.dup2(fd, target)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.closerange(3, 65536)
-        os.setsid()
+        adopt_channel(fds)
         _mount_filesystems()
         _drop_privileges()
         os.chdir(scratch.SCRATCH)
@@ -195,6 +194,19 @@ def _sandbox_init(fds: list[int]) -> None:
     vars(sys.modules["harness"]).pop("fresh", None)
     supervisor.entry()  # one supervisor, as exec would start it; it returns when the host closes the channel
     os._exit(0)
+
+
+def adopt_channel(fds: list[int]) -> None:
+    """As a sandbox's new PID 1: die with the child above, take the host's descriptors
+    as stdin and stdout, /dev/null as stderr, nothing else open, a session of its own."""
+    lite.prctl(PR_SET_PDEATHSIG, SIGKILL)
+    in_fd, out_fd = fds
+    for fd, target in ((in_fd, IN_FD), (out_fd, OUT_FD)):
+        os.dup2(fd, target)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.closerange(3, 65536)
+    os.setsid()
 
 
 def _mount_filesystems(tmpfs: tuple[tuple[str, int], ...] = TMPFS) -> None:

@@ -59,14 +59,8 @@ def family_main(ctl: lite.Socket) -> None:
     members: dict[int, int] = {}  # first child -> the session's PID 1 (as this namespace numbers it)
     exited: set[int] = set()  # children reaped before anyone asked for them
     while True:
-        try:
-            data, fds, _flags, _addr = lite.recv_fds(ctl, 65536, 8)
-        except OSError:
-            data, fds = b"", []
-        if not data:
-            os._exit(0)
+        message, fds = fresh.next_request(ctl)
         _reap_exited(members, exited)
-        message = lite.loads(data)
         op = message.get("op")
         tree_bytes = int(message.get("tree_bytes") or 0)  # never 0: a tmpfs of size=0 has no bound
         if op == "fresh" and len(fds) == 2 and len(members) < MAX_MEMBERS and tree_bytes > 0:
@@ -143,14 +137,7 @@ def _parent_of(pid: int) -> int:
 def _session_init(fds: list[int], tree_bytes: int) -> None:
     """PID 1 of a new session: build its filesystems, drop every privilege, supervise."""
     try:
-        lite.prctl(fresh.PR_SET_PDEATHSIG, fresh.SIGKILL)
-        in_fd, out_fd = fds
-        for fd, target in ((in_fd, IN_FD), (out_fd, OUT_FD)):
-            os.dup2(fd, target)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.closerange(3, 65536)
-        os.setsid()
+        fresh.adopt_channel(fds)
         fresh._mount_filesystems(
             ((session_supervisor.REPO, tree_bytes), ("/tmp", TMP_BYTES), ("/dev/shm", SHM_BYTES))  # noqa: S108
         )

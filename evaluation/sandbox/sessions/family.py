@@ -25,12 +25,12 @@ from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import lite
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.sessions.environments import PreparedEnvironment
-from evaluation.sandbox.templates import receive_control
+from evaluation.sandbox.templates import receive_control, request_control
 from evaluation.sandbox.uids import UidLease
 
 FAMILY_ENTRY = "from harness.session_family import entry; entry()"
 START_TIMEOUT_S = 20.0
-CONTROL_TIMEOUT_S = 15.0
+WHO = "the session family's sandbox"
 
 
 def family_command(*, harness: str, tree: str, python: str, path: str, python_alias: tuple[str, ...]) -> list[str]:
@@ -84,7 +84,7 @@ class SessionFamily:
                                                       stdout=subprocess.DEVNULL)  # fmt: skip
             finally:
                 theirs.close()
-            greeting = self._receive(START_TIMEOUT_S)
+            greeting = receive_control(self.ctl, START_TIMEOUT_S, who=WHO)
             if greeting.get("op") != "ready" or greeting.get("harness") != harness_version():
                 raise SandboxFailure(f"unexpected greeting from a session sandbox: {greeting}", anomaly="start_failed",
                                      reason="bad_greeting")  # fmt: skip
@@ -133,14 +133,7 @@ class SessionFamily:
         with self.lock:
             if self.process is None or self.process.poll() is not None or self.ctl is None:
                 raise SandboxFailure("the session family's sandbox is gone", anomaly="sandbox_died")
-            try:
-                lite.send_fds(self.ctl, [lite.dumps(message).encode()], fds)
-            except OSError as exc:
-                raise SandboxFailure(f"could not reach the session family: {exc}", anomaly="sandbox_died") from exc
-            return self._receive(CONTROL_TIMEOUT_S)
-
-    def _receive(self, timeout: float) -> dict[str, Any]:
-        return receive_control(self.ctl, timeout, who="the session family's sandbox")
+            return request_control(self.ctl, message, fds, who=WHO, anomaly="sandbox_died")
 
     def _stop(self) -> None:
         """Kill the sandbox (every member with it) and give back what the family held."""

@@ -19,6 +19,7 @@ mutation score leaves it out: it is no program, killed by no test (figures.py).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import random
 import re
@@ -68,7 +69,9 @@ def generate_token_mutants(source: str, *, language: str, seed: int = 0, limit: 
     code = _code_mask(source, language)
     sites: dict[str, list[_Site]] = {family: [] for family in TOKEN_FAMILIES}
     swaps = LUA_SWAPS if language == "lua" else SWAPS
-    found = _operator_sites(source, code, swaps) + _constant_sites(source, code) + _branch_sites(source, code, language)
+    lines = _Lines(source)
+    found = (_operator_sites(source, code, swaps, lines) + _constant_sites(source, code, lines)
+             + _branch_sites(source, code, language, lines))  # fmt: skip
     for site in found:
         sites[site.family].append(site)
     rng = random.Random(seed)  # noqa: S311 - reproducible selection, not cryptography
@@ -148,15 +151,22 @@ def _blank(mask: list[bool], start: int, end: int) -> int:
     return end
 
 
-def _line_of(source: str, index: int) -> int:
-    return source.count("\n", 0, index) + 1
+class _Lines:
+    """1-based line numbers of positions in a source, from one index of its line starts
+    (counting newlines from the start for every site cost quadratic time on a large file)."""
+
+    def __init__(self, source: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", source)]
+
+    def of(self, index: int) -> int:
+        return bisect.bisect_right(self.starts, index)
 
 
 def _spaced(source: str, start: int, end: int) -> bool:
     return start > 0 and end < len(source) and source[start - 1] in " \t" and source[end] in " \t"
 
 
-def _operator_sites(source: str, code: list[bool], families: dict[str, dict[str, str]]) -> list[_Site]:
+def _operator_sites(source: str, code: list[bool], families: dict[str, dict[str, str]], lines: _Lines) -> list[_Site]:
     found = []
     for match in _OPERATOR.finditer(source):
         start, end, token = match.start(), match.end(), match.group()
@@ -164,20 +174,20 @@ def _operator_sites(source: str, code: list[bool], families: dict[str, dict[str,
             continue
         for family, swaps in families.items():
             if token in swaps:
-                line = _line_of(source, start)
+                line = lines.of(start)
                 found.append(_Site(family, start, end, swaps[token], line,
                                    f"line {line}: `{token}` became `{swaps[token]}`"))  # fmt: skip
     return found
 
 
-def _constant_sites(source: str, code: list[bool]) -> list[_Site]:
+def _constant_sites(source: str, code: list[bool], lines: _Lines) -> list[_Site]:
     found = []
     for match in _NUMBER.finditer(source):
         start, end, digits = match.start(), match.end(), match.group(1)
         if not code[start] or len(digits) > 18 or (len(digits) > 1 and digits.startswith("0")):
             continue  # octal-looking or too long to change safely
         value = int(digits)
-        line = _line_of(source, start)
+        line = lines.of(start)
         for changed in (value + 1, value - 1):
             if changed >= 0:
                 found.append(_Site("constant", start, end, str(changed), line,
@@ -185,7 +195,7 @@ def _constant_sites(source: str, code: list[bool]) -> list[_Site]:
     return found
 
 
-def _branch_sites(source: str, code: list[bool], language: str) -> list[_Site]:
+def _branch_sites(source: str, code: list[bool], language: str, lines: _Lines) -> list[_Site]:
     found = []
     for match in re.finditer(r"\bif\b", source):
         start = match.start()
@@ -203,7 +213,7 @@ def _branch_sites(source: str, code: list[bool], language: str) -> list[_Site]:
         inner = source[open_at:close_at]
         if language == "rust" and inner.strip().startswith("let "):
             continue  # `if let` binds a pattern: there is no condition to negate
-        line = _line_of(source, start)
+        line = lines.of(start)
         negation = "not " if language == "lua" else "!"
         if language in ("go", "rust", "ruby", "lua"):  # no parentheses of its own: keep the spaces around it
             lead, trail = inner[: len(inner) - len(inner.lstrip())], inner[len(inner.rstrip()) :]
