@@ -94,7 +94,8 @@ def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
         shown = {k: v for k, v in content.comparator.items() if k != "source"}
         sections["comparator"] = ("Output comparison", "\n".join(f"{k}: {v}" for k, v in shown.items()))
         if "source" in content.comparator:
-            sections["checker"] = ("Checker", content.comparator["source"])
+            title = "Interactor" if content.comparator.get("mode") == "interactor" else "Checker"
+            sections["checker"] = (title, content.comparator["source"])
     if content.generated_tests:
         sections["generated_tests"] = ("Generated hidden tests", "\n".join(
             f"hidden test {g['hidden_index'] + 1}: {g['reason']}, {g['generator']} seed {g['seed']}"

@@ -32,7 +32,11 @@ OTHER_LANGUAGE_SUITE_KINDS = ("stdio",)
 # evaluation/sandbox/harness/compare.py's modes, and `checker`: a program of the task's
 # (evaluation/sandbox/special_judges.py) judges each output under testlib's contract.
 CHECKER_MODE = "checker"
-COMPARATOR_MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase", CHECKER_MODE)
+# `interactor`: a program of the task's talks with the solution through pipes, and its
+# exit code is the verdict (evaluation/sandbox/interactors.py).
+INTERACTOR_MODE = "interactor"
+JUDGE_PROGRAM_MODES = (CHECKER_MODE, INTERACTOR_MODE)
+COMPARATOR_MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase", *JUDGE_PROGRAM_MODES)
 COMPARATOR_FIELDS = ("mode", "abs_tol", "rel_tol", "language", "source")
 MAX_CHECKER_CHARS = 200_000
 
@@ -64,11 +68,12 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
     if mode not in COMPARATOR_MODES:
         error("comparator.mode", f"Unknown mode {mode!r}. One of: {', '.join(COMPARATOR_MODES)}.")
         return {}
-    if mode == CHECKER_MODE:
-        return _checker(raw, error)
+    if mode in JUDGE_PROGRAM_MODES:
+        return _judge_program(raw, mode, error)
     for name in ("language", "source"):
         if raw.get(name) is not None:
-            error(f"comparator.{name}", f"Only a checker (mode {CHECKER_MODE!r}) has a {name}.")
+            error(f"comparator.{name}", f"Only a checker or an interactor (mode {CHECKER_MODE!r} or "
+                                        f"{INTERACTOR_MODE!r}) has a {name}.")  # fmt: skip
     comparator: dict[str, Any] = {"mode": mode}
     for name in ("abs_tol", "rel_tol"):
         if raw.get(name) is None:
@@ -83,21 +88,28 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
     return comparator
 
 
-def _checker(raw: dict[str, Any], error: Callable[[str, str], None]) -> dict[str, Any]:
-    """A checker program: its language and source (it is built and run like a solution,
-    in a sandbox of its own, called as `checker <input> <output> <answer>`)."""
+def _judge_program(raw: dict[str, Any], mode: str, error: Callable[[str, str], None]) -> dict[str, Any]:
+    """A checker or an interactor program: its language and source (built and run like a
+    solution, in a sandbox of its own; a checker is called as `checker INPUT OUTPUT
+    ANSWER`, an interactor as `interactor INPUT OUTPUT ANSWER` with the solution on its
+    stdin and stdout)."""
+    what = "checker" if mode == CHECKER_MODE else "interactor"
     for name in ("abs_tol", "rel_tol"):
         if raw.get(name) is not None:
-            error(f"comparator.{name}", "A checker decides for itself: no tolerance goes with it.")
+            error(f"comparator.{name}", f"A {what} decides for itself: no tolerance goes with it.")
     language, source = raw.get("language"), raw.get("source")
     if language not in LANGUAGES:
-        error("comparator.language", f"Unknown checker language {language!r}. One of: {', '.join(LANGUAGES)}.")
+        error("comparator.language", f"Unknown {what} language {language!r}. One of: {', '.join(LANGUAGES)}.")
     if not isinstance(source, str) or not source.strip():
-        error("comparator.source", "A checker needs its source: a program that reads the files named by its "
-                                   "arguments (input, output, answer) and exits 0 (accepted), 1 (wrong answer), "
-                                   "2 (presentation error) or 3 (the checker failed).")  # fmt: skip
+        does = (
+            "reads the files named by its arguments (input, output, answer)"
+            if mode == CHECKER_MODE
+            else "reads the case's input file (its first argument), talks with the solution on stdin and stdout,"
+        )
+        error("comparator.source", f"A {what} needs its source: a program that {does} and exits 0 (accepted), "
+                                   "1 (wrong answer), 2 (presentation error) or 3 (it failed).")  # fmt: skip
     elif len(source) > MAX_CHECKER_CHARS:
-        error("comparator.source", f"The checker is {len(source)} characters; the limit is {MAX_CHECKER_CHARS}.")
+        error("comparator.source", f"The {what} is {len(source)} characters; the limit is {MAX_CHECKER_CHARS}.")
     elif "\x00" in source:
-        error("comparator.source", "The checker's source contains a NUL character.")
-    return {"mode": CHECKER_MODE, "language": language, "source": source}
+        error("comparator.source", f"The {what}'s source contains a NUL character.")
+    return {"mode": mode, "language": language, "source": source}

@@ -19,7 +19,8 @@ Each suite kind runs the way its harness will:
   language is built once per source with its toolchain's own commands
   (evaluation/sandbox/languages.py) and its program run per case; a task judged
   by a checker runs the checker on (input, output, answer) files per case and
-  reads its testlib exit code (0 accepted).
+  reads its testlib exit code (0 accepted); an interactive task runs the solution
+  and its interactor on two pipes per case (the interactor's exit 0 accepts).
 
 A run that leaves no result record (the solution called `sys.exit`, or
 crashed the driver) counts as failed, never as passed.
@@ -27,6 +28,7 @@ crashed the driver) counts as failed, never as passed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -272,6 +275,18 @@ class BuildFailed(Exception):
     """The compiler refused a catalogue solution (or checker)."""
 
 
+def _ran(argv: list[str], *, input: str, timeout: float, **options: Any) -> subprocess.CompletedProcess:
+    """subprocess.run, through _started (a busy binary is retried)."""
+    with _started(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def _checked(checker: dict[str, Any], case: dict[str, str], output: str, tmp: Path) -> str | None:
     """What the task's checker says of `output` (None: accepted)."""
     where = tmp / "checker"
@@ -281,11 +296,58 @@ def _checked(checker: dict[str, Any], case: dict[str, str], output: str, tmp: Pa
     for name, text in (("input", case["input"]), ("output", output), ("answer", case["output"])):
         (where / f"case.{name}").write_text(text, encoding="utf-8")
         files.append(str(where / f"case.{name}"))
-    done = subprocess.run([*argv, *files], cwd=where, env=_env(str(where)), capture_output=True, text=True,
-                          errors="replace", timeout=30)  # fmt: skip
+    done = _ran([*argv, *files], input="", cwd=where, env=_env(str(where)), text=True, errors="replace",
+                timeout=30)  # fmt: skip
     if done.returncode == 0:
         return None
     return f"the checker says (exit {done.returncode}): {_short((done.stderr or done.stdout)[-MAX_DETAIL:])}"
+
+
+def _started(argv: list[str], **options: Any) -> subprocess.Popen:
+    """Popen, again while the program is busy: another thread's fork may still hold a
+    just-copied binary open for writing (ETXTBSY) until that child execs."""
+    for attempt in range(50):
+        try:
+            return subprocess.Popen(argv, **options)
+        except OSError as exc:
+            if exc.errno != errno.ETXTBSY or attempt == 49:
+                raise
+            time.sleep(0.02)
+    raise AssertionError("unreachable")
+
+
+def _interact(content: VersionContent, argv: list[str], case: dict[str, str], tmp: Path, timeout: float) -> str | None:
+    """The solution and the task's interactor on two pipes; what went wrong, or None."""
+    interactor = content.comparator
+    where = tmp / "interactor"
+    where.mkdir(exist_ok=True)
+    judge_argv = _program(interactor["language"], interactor["source"], where)
+    files = []
+    for name, text in (("input", case["input"]), ("output", ""), ("answer", case["output"])):
+        (where / f"case.{name}").write_text(text, encoding="utf-8")
+        files.append(str(where / f"case.{name}"))
+    to_solution_r, to_solution_w = os.pipe()
+    from_solution_r, from_solution_w = os.pipe()
+    try:
+        judge = _started([*judge_argv, *files], cwd=where, env=_env(str(where)), stdin=from_solution_r,
+                         stdout=to_solution_w, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        solution = _started(argv, cwd=tmp, env=_env(str(tmp)), stdin=to_solution_r, stdout=from_solution_w,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    finally:
+        for fd in (to_solution_r, to_solution_w, from_solution_r, from_solution_w):
+            os.close(fd)
+    try:
+        solution.wait(timeout=timeout)
+        said = judge.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        solution.kill()
+        judge.kill()
+        return f"timed out after {timeout:g}s"
+    if judge.returncode != 0:
+        return f"the interactor says (exit {judge.returncode}): {_short(said[-MAX_DETAIL:])}"
+    if solution.returncode != 0:
+        return f"exit {solution.returncode}"
+    return None
 
 
 def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
@@ -293,16 +355,18 @@ def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, 
         argv = _program(content.language, code, tmp)
     except BuildFailed as exc:
         return SuiteResult(len(tests), (f"does not compile: {exc}",))
+    if content.comparator.get("mode") == "interactor":
+        said = [_interact(content, argv, case, tmp, timeout) for case in tests]
+        return SuiteResult(len(tests), tuple(f"case {i}: {s}" for i, s in enumerate(said) if s is not None))
     checker = content.comparator if content.comparator.get("mode") == "checker" else None
     failures: list[str] = []
     for index, case in enumerate(tests):
         try:
-            proc = subprocess.run(
+            proc = _ran(
                 argv,
                 cwd=tmp,
                 env=_env(str(tmp)),
                 input=case["input"],
-                capture_output=True,
                 text=True,
                 errors="replace",  # a wrong program may write bytes that are not UTF-8
                 timeout=timeout,

@@ -91,12 +91,30 @@ _SYSTEM_MESSAGES = {language: _encode({"role": "system", "content": system_promp
                     for language in ("python", *RUNTIMES)}  # fmt: skip
 
 
-def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str, language: str) -> str:
+INTERACTIVE_NOTE = (
+    "This task is interactive: a judge program answers what you write, so read its replies from standard "
+    "input and flush standard output after every line you write."
+)
+
+
+def _interactive(comparator: Any) -> bool:
+    """Whether a stdio task's comparator (a dict, or its JSON text) names an interactor."""
+    if isinstance(comparator, str):
+        if '"interactor"' not in comparator:  # the common case, without decoding a checker's source
+            return False
+        comparator = json.loads(comparator)
+    return isinstance(comparator, dict) and comparator.get("mode") == "interactor"
+
+
+def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str, language: str,
+                 comparator: Any = None) -> str:  # fmt: skip
     parts = [statement.strip()]
     runtime = RUNTIMES.get(language)
     if runtime is not None:  # another language than Python: say which (and fence its starter code so)
         parts.append(f"Write the program in {runtime.title}.")
-    if suite_kind == "stdio":
+    if suite_kind == "stdio" and _interactive(comparator):
+        parts.append(INTERACTIVE_NOTE)
+    elif suite_kind == "stdio":
         parts.append("Read from standard input and write to standard output.")
     elif entry_point:
         parts.append(f"Define `{entry_point}`.")
@@ -139,7 +157,10 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
             "snapshot": digest,
             "prompt": [
                 {"role": "system", "content": system_prompt(language)},
-                {"role": "user", "content": _user_prompt(statement, suite_kind, entry_point, starter_code, language)},
+                {
+                    "role": "user",
+                    "content": _user_prompt(statement, suite_kind, entry_point, starter_code, language, comparator),
+                },
             ],
             "suite_kind": suite_kind,
             "entry_point": entry_point,
@@ -193,7 +214,7 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
          entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated, language,
          comparator) = row[:width]  # fmt: skip
-        user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code, language))
+        user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code, language, comparator))
         hidden = f', "hidden": {_cases_text(suite_kind, row[width])}' if with_hidden_tests else ""
         visible = _cases_text(suite_kind, visible)
         yield (

@@ -17,10 +17,12 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
-from evaluation.sandbox import counters, evidence, replay, special_judges
+from evaluation.sandbox import counters, evidence, interactors, replay, special_judges
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.harness import lite
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import RunRequest, RunResult, Status, TestOutcome
@@ -121,14 +123,17 @@ def cold_sandbox(backend: str, hash_seed: int, how: str | None = None) -> Any:
                          kind=kind)  # fmt: skip
 
 
-def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: str | None = None) -> _Attempt:
+def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: str | None = None,
+             make: Callable[[], Any] | None = None) -> _Attempt:  # fmt: skip
+    """One attempt at `request`: in a sandbox leased from `pool`, or else in a cold one
+    (`make` starts it: one of an interactive pair, say; by default cold_sandbox)."""
     attempt = _Attempt()
     run_id = uuid.uuid4().hex
     oom_before = evidence.oom_kills_before() if backend == "bwrap" else -1
     cold_one = None
     if pool is None:  # cold: a fresh sandbox for this run alone
         try:
-            cold_one = attempt.sandbox = cold_sandbox(backend, request.hash_seed, cold)
+            cold_one = attempt.sandbox = make() if make else cold_sandbox(backend, request.hash_seed, cold)
             attempt.raw = cold_one.execute(request, run_id)
         except SandboxFailure as exc:
             attempt.anomaly, attempt.detail = exc.anomaly, str(exc)
@@ -205,6 +210,13 @@ def run(
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
+    if interactors.judged_by_interactor(request):
+        # Two programs talking through pipes, each in a fresh sandbox of its own.
+        result = interactors.run_with_interactor(
+            request, lambda part: run(part, backend=backend, pool=pool, warm=warm, cold=cold), backend, run_pair
+        )
+        result.request_digest = _keep_for_replay(request)
+        return result
     if special_judges.judged_by_checker(request):
         # Two runs in two sandboxes: the solution's, then the task's checker on its outputs.
         result = special_judges.run_with_checker(
@@ -212,7 +224,7 @@ def run(
         )
         result.request_digest = _keep_for_replay(request)
         return result
-    if request.program is None and (request.language != "python" or request.suite_kind == "check"):
+    if request.program is None and (request.language != "python" or request.suite_kind in ("check", "interactor")):
         # Another language: build it (once per source and toolchain: the compile cache) and
         # run what was built. A compile error is the solution's result, decided here.
         from evaluation.sandbox import programs
@@ -241,6 +253,61 @@ def run(
     result.attempts = len(anomalies)
     _log(result, request, anomalies)
     return result
+
+
+def run_pair(first: RunRequest, second: RunRequest, backend: str) -> tuple[RunResult, RunResult]:
+    """Run two requests at once in two fresh sandboxes joined by a socket between their
+    supervisors (an interactive run's two sides: harness/suite_interactive.py). Each
+    sandbox is forked from a template of its own, so each side has its own uid and PID
+    namespace. A pair in which either side left no clean record is rerun once, whole,
+    in two new sandboxes; each side's result is then decided as a single run's is."""
+    from evaluation.sandbox.templates import fresh_sandbox
+
+    if backend != "bwrap":
+        message = f"interactive runs need two bwrap sandboxes joined by a socket; the {backend} backend has none yet"
+        return _unstarted(first, backend, message), _unstarted(second, backend, message)
+    started = time.monotonic()
+    attempts: list[tuple[_Attempt, _Attempt]] = []
+    for _ in range(2):
+        ours, theirs = lite.socketpair(lite.SOCK_SEQPACKET)
+        sides: list[_Attempt | None] = [None, None]
+
+        def side(index: int, request: RunRequest, end: lite.Socket, sides: list[_Attempt | None] = sides) -> None:
+            def make() -> Any:
+                try:
+                    return fresh_sandbox(request.hash_seed, end.fileno())
+                finally:
+                    end.close()  # the sandbox holds its own copy: the other side sees EOF when it goes
+
+            sides[index] = _attempt(request, None, backend, make=make)
+
+        helper = threading.Thread(target=side, args=(1, second, theirs), daemon=True)
+        helper.start()
+        try:
+            side(0, first, ours)
+        finally:
+            helper.join()
+        attempts.append((sides[0], sides[1]))  # type: ignore[arg-type]
+        if sides[0].anomaly is None and sides[1].anomaly is None:  # type: ignore[union-attr]
+            break
+    results = []
+    for index, request in enumerate((first, second)):
+        initial, final = attempts[0][index], attempts[-1][index]
+        if final.anomaly is None:
+            result = _from_record(request, final, backend)
+            result.anomaly = initial.anomaly if len(attempts) > 1 else None
+        else:
+            result = _blame(request, initial, final, backend)
+            result.wall_s = time.monotonic() - started
+        result.attempts = len(attempts)
+        _log(result, request, [pair[index].anomaly for pair in attempts])
+        results.append(result)
+    return results[0], results[1]
+
+
+def _unstarted(request: RunRequest, backend: str, message: str) -> RunResult:
+    return RunResult(status=Status.SANDBOX_ERROR, message=message, backend=backend, harness_version=harness_version(),
+                     seed=request.seed, repeat=request.repeat)  # fmt: skip
 
 
 def _blame(request: RunRequest, first: _Attempt, rerun: _Attempt, backend: str) -> RunResult:

@@ -46,7 +46,7 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
     if request.language == PYTHON:
         # A Python checker is a program like any other's (its files as arguments);
         # every other Python request runs in the zygote's own interpreter.
-        return _python_program(request) if request.suite_kind == "check" else request
+        return _python_program(request) if request.suite_kind in ("check", "interactor") else request
     if backend != "bwrap":
         missing = f"the {backend} sandbox image carries no {request.language} toolchain yet: run it on bwrap"
         return _ended(request, None, Status.SANDBOX_ERROR, missing)

@@ -89,9 +89,11 @@ class SandboxTemplate:
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
-    def fork(self, stdin_fd: int, stdout_fd: int) -> int:
-        """A fresh sandbox on these descriptors; returns its id for `kill`."""
-        reply = self._request({"op": "fresh"}, [stdin_fd, stdout_fd])
+    def fork(self, stdin_fd: int, stdout_fd: int, peer_fd: int | None = None) -> int:
+        """A fresh sandbox on these descriptors (and a peer: an interactive run's other
+        side, harness/suite_interactive.py); returns its id for `kill`."""
+        fds = [stdin_fd, stdout_fd] + ([peer_fd] if peer_fd is not None else [])
+        reply = self._request({"op": "fresh"}, fds)
         if reply.get("op") != "forked":
             message = f"the sandbox template refused a fresh sandbox: {reply}"
             raise SandboxFailure(message, anomaly="start_failed", reason="template_failed")
@@ -161,8 +163,9 @@ class ForkedSandbox(SupervisorSandbox):
 
     backend = "bwrap"
 
-    def __init__(self, template: SandboxTemplate) -> None:
+    def __init__(self, template: SandboxTemplate, peer_fd: int | None = None) -> None:
         self.template = template
+        self.peer_fd = peer_fd
         self.id = f"bwrap-{uuid.uuid4().hex[:12]}"
         self.child: int | None = None
         self.reader: FrameReader | None = None
@@ -177,7 +180,7 @@ class ForkedSandbox(SupervisorSandbox):
         stdin_r, self.stdin_w = os.pipe()
         self.stdout_r, stdout_w = os.pipe()
         try:
-            self.child = self.template.fork(stdin_r, stdout_w)
+            self.child = self.template.fork(stdin_r, stdout_w, self.peer_fd)
         except SandboxFailure:
             self.template_healthy = False  # it refused or is gone: not one to keep
             self.close()
@@ -289,12 +292,13 @@ class TemplateShelf:
 shelf = TemplateShelf(limit=int(os.environ.get("SANDBOX_FRESH_TEMPLATES", "0")) or (os.cpu_count() or 1))
 
 
-def fresh_sandbox(hash_seed: int) -> ForkedSandbox:
-    """A started fresh sandbox for one run; SandboxFailure if none can be made."""
+def fresh_sandbox(hash_seed: int, peer_fd: int | None = None) -> ForkedSandbox:
+    """A started fresh sandbox for one run (with `peer_fd` as its peer: the other side
+    of an interactive run); SandboxFailure if none can be made."""
     if shelf.unsupported:
         raise SandboxFailure(shelf.unsupported, anomaly="start_failed", reason="setup_failed")
     template = shelf.take(hash_seed)
-    sandbox = ForkedSandbox(template)
+    sandbox = ForkedSandbox(template, peer_fd)
     try:
         return sandbox.start()
     except SandboxFailure as exc:

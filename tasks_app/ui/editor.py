@@ -12,6 +12,7 @@ from typing import Any
 
 from tasks_app.content import VersionContent
 from tasks_app.errors import DomainError, ValidationFailed
+from tasks_app.languages import JUDGE_PROGRAM_MODES
 from tasks_app.services.versions import normalise_tags, validate_changelog, validate_slug, validate_title
 from tasks_app.ui.forms import MAX_SOLUTION_ROWS, SolutionForm, TaskForm, row_index, solution_form
 from tasks_app.ui.suite_text import SuiteTextError, parse_suite_text, suite_to_text
@@ -98,7 +99,7 @@ class TaskEditor:
             raw["language"] = data["language"]
         if data.get("comparator_mode"):
             raw["comparator"] = {"mode": data["comparator_mode"]}
-            if data["comparator_mode"] == "checker":
+            if data["comparator_mode"] in JUDGE_PROGRAM_MODES:
                 raw["comparator"]["language"] = data.get("checker_language") or "python"
                 raw["comparator"]["source"] = data.get("checker_source") or ""
             for name in ("abs_tol", "rel_tol"):

@@ -84,17 +84,19 @@ class TaskForm(forms.Form):
         widget=forms.Select(choices=[("", "lines (default)"), *[(m, m) for m in COMPARATOR_MODES if m != "lines"]]),
         help_text="lines: line by line, trailing spaces ignored; tokens; float (within the tolerances); "
         "unordered_lines; exact; tokens_nocase only where the task is case-blind; checker: the program below "
-        "decides.",
+        "decides; interactor: the program below talks with the solution and decides.",
     )  # fmt: skip
     comparator_abs_tol = forms.CharField(label="Absolute tolerance (float)", required=False)
     comparator_rel_tol = forms.CharField(label="Relative tolerance (float)", required=False)
     checker_language = forms.CharField(
-        label="Checker language", required=False, widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
+        label="Checker or interactor language", required=False,
+        widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
     )  # fmt: skip
     checker_source = _content_field(
-        "Checker (comparison mode checker)", _text(8, code=True),
+        "Checker or interactor (comparison mode checker or interactor)", _text(8, code=True),
         "Called as checker INPUT OUTPUT ANSWER, in a sandbox of its own: exit 0 accepted, 1 wrong answer, "
-        "2 presentation error, 3 the checker failed (testlib's contract). Its message goes to stderr.",
+        "2 presentation error, 3 the checker failed (testlib's contract). Its message goes to stderr. An "
+        "interactor is called the same way with the solution on its stdin and stdout, and exits the same way.",
     )  # fmt: skip
     starter_code = _content_field("Starter code", _text(6, code=True), "Shown to the solver; optional.")
     test_setup = _content_field(

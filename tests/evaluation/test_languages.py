@@ -40,7 +40,7 @@ def stdio(pool, language: str, source: str, cases=SUM_CASES, *, memory_mb: int =
 def test_the_language_tables_agree_and_every_language_is_installed():
     assert task_languages.LANGUAGES == languages.LANGUAGE_NAMES
     # The harness compares in every mode but `checker`, which is the task's program (special_judges.py).
-    assert (*compare.MODES, task_languages.CHECKER_MODE) == task_languages.COMPARATOR_MODES
+    assert (*compare.MODES, *task_languages.JUDGE_PROGRAM_MODES) == task_languages.COMPARATOR_MODES
     missing = {name: why for name, why in languages.available().items() if why.startswith("missing")}
     assert not missing, (
         f"make test installs every toolchain (python -m evaluation.sandbox.languages packages): {missing}"

@@ -310,3 +310,22 @@ def test_a_checker_task_in_another_language_exports_its_language_and_checker(cur
     assert lines[0] == json.dumps(next(export.records(snapshot, with_hidden_tests=False)), ensure_ascii=False)
     table = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))
     assert table.to_pylist()[0]["comparator"]["source"] == checker
+
+
+def test_an_interactive_task_exports_its_interactor_and_tells_the_model_to_flush(curator, reviewer, api_as):
+    interactor = "import sys\nprint(1, flush=True)\nsys.exit(0 if input() == '! 1' else 1)\n"
+    _approved(curator, reviewer, "guess-interactive", suite_kind="stdio", entry_point="", starter_code="",
+              test_setup="", visible_tests=[{"input": "1 1\n", "output": "1\n"}],
+              hidden_tests=[{"input": "1 1\n", "output": "1\n"}, {"input": "2 1\n", "output": "1\n"}],
+              comparator={"mode": "interactor", "language": "python", "source": interactor},
+              solutions=[{"role": "reference", "label": "ref",
+                          "code": "input()\nprint('! 1', flush=True)\n"}])  # fmt: skip
+    pool = pool_create(slug="interactive", title="Interactive", criteria={})
+    snapshot = snapshot_create(pool=pool)[0]
+    lines = _body(api_as(curator, ["read", "export"]).get(_url(snapshot))).decode().splitlines()
+    (record,) = [json.loads(line) for line in lines if json.loads(line)["task_id"] == "guess-interactive"]
+    assert record["comparator"] == {"mode": "interactor", "language": "python", "source": interactor}
+    prompt = record["prompt"][1]["content"]
+    assert export.INTERACTIVE_NOTE in prompt and "Read from standard input and write" not in prompt
+    assert json.dumps(next(r for r in export.records(snapshot, with_hidden_tests=False)
+                           if r["task_id"] == "guess-interactive"), ensure_ascii=False) in lines  # fmt: skip

@@ -19,7 +19,9 @@ sandbox at a time, so per-uid limits still bind one run's processes alone; endin
 a sandbox kills its PID 1, which takes its whole PID namespace down.
 
 Control messages (one SOCK_SEQPACKET packet each, on fd 0, JSON):
-  host -> template  {"op": "fresh"} with the sandbox's stdin and stdout (SCM_RIGHTS)
+  host -> template  {"op": "fresh"} with the sandbox's stdin and stdout (SCM_RIGHTS), and
+                    optionally a third: the sandbox's peer (an interactive run's other side,
+                    harness/suite_interactive.py), which its supervisor keeps as fd 3
   template -> host  {"op": "forked", "id": N} or {"op": "error", "message": ...}
   host -> template  {"op": "kill", "id": N}   ->   {"op": "killed", "id": N}
 A sandbox that cannot set itself up says so on its stdout: {"op": "setup_failed"}.
@@ -27,6 +29,7 @@ A sandbox that cannot set itself up says so on its stdout: {"op": "setup_failed"
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import select
@@ -53,6 +56,7 @@ TMPFS = (("/scratch", 256 * 1024 * 1024), ("/tmp", 16 * 1024 * 1024), ("/dev/shm
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus")
 REPORT_TIMEOUT_S = 10.0
 IN_FD, OUT_FD = 0, 1
+PEER_FD = 3  # an interactive run's other side, when the host sent one (suite_interactive.py)
 
 
 def entry() -> None:
@@ -78,7 +82,7 @@ def template_main(ctl: lite.Socket) -> None:
     while True:
         message, fds = next_request(ctl)
         op = message.get("op")
-        if op == "fresh" and len(fds) == 2 and not children:
+        if op == "fresh" and len(fds) in (2, 3) and not children:
             reply = _fork_sandbox(ctl, fds, children)
         elif op == "kill":
             reply = _kill_sandbox(int(message.get("id", 0)), children)
@@ -198,14 +202,16 @@ def _sandbox_init(fds: list[int]) -> None:
 
 def adopt_channel(fds: list[int]) -> None:
     """As a sandbox's new PID 1: die with the child above, take the host's descriptors
-    as stdin and stdout, /dev/null as stderr, nothing else open, a session of its own."""
+    as stdin and stdout (and a peer as fd 3, when sent), /dev/null as stderr, nothing
+    else open, a session of its own."""
     lite.prctl(PR_SET_PDEATHSIG, SIGKILL)
-    in_fd, out_fd = fds
-    for fd, target in ((in_fd, IN_FD), (out_fd, OUT_FD)):
+    # Out of the way first: a target number may be one of the descriptors still to move.
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
+    for fd, target in zip(moved, (IN_FD, OUT_FD, PEER_FD)[: len(moved)], strict=True):
         os.dup2(fd, target)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
-    os.closerange(3, 65536)
+    os.closerange(3 if len(fds) < 3 else 4, 65536)
     os.setsid()
 
 

@@ -34,6 +34,8 @@ class Child:
     def __init__(self, pid: int, chan: lite.Socket | None, out: Capture, err: Capture) -> None:
         self.pid, self.chan, self.out, self.err = pid, chan, out, err
         self.exit: dict[str, Any] | None = None
+        # When the judge learnt of the exit (time.monotonic()).
+        self.exited_at: float | None = None
         self.seq = 0
         # "mutant" for the processes an exploration runs other code in (explore.py): what
         # they write is theirs, so neither their output nor its flood is the run's.
@@ -109,6 +111,7 @@ class Judge(RemoteCalls):
                 for child in self.children:
                     if child.pid == message["pid"]:
                         child.exit = message
+                        child.exited_at = time.monotonic()  # when the judge learnt of it
             if predicate(message):
                 return message
 
@@ -118,19 +121,27 @@ class Judge(RemoteCalls):
         collector().add(child.out, child.err)
         self.children.append(child)
 
-    def spawn(self, mode: str, *, stdin: bool = False, source: str | None = None) -> Child:
+    def spawn(self, mode: str, *, stdin: bool = False, source: str | None = None,
+              wired: tuple[int, int] | None = None) -> Child:  # fmt: skip
         """Ask the zygote for a fresh solution process wired to new pipes of ours, loading
-        `source` (by default the run's solution: an exploration loads mutants too)."""
+        `source` (by default the run's solution: an exploration loads mutants too).
+        `wired`: its stdin and stdout are these descriptors instead (an interactive run's
+        pipes to the other side: suite_interactive.py), closed here once handed over; its
+        captured output is then empty, and only its stderr is ours."""
         ours, theirs = [], []
         chan = None
         if mode == "calls":
             chan, child_end = lite.socketpair()
             theirs.append(child_end.fileno())
             ours.append(child_end)
-        if stdin:
+        if stdin and wired is None:
             read_end, write_end = os.pipe()
             theirs.append(read_end)
         out_r, out_w = os.pipe()
+        if wired is not None:
+            theirs.append(wired[0])
+            os.close(out_w)  # nothing writes to ours: the capture ends at once
+            out_w = wired[1]
         err_r, err_w = os.pipe()
         source_r, source_w = os.pipe()
         theirs += [out_w, err_w, source_r]
@@ -150,7 +161,7 @@ class Judge(RemoteCalls):
         if reply is None:
             raise ChannelLost("the zygote did not start a solution process")
         child = Child(reply["pid"], chan, None, None)  # type: ignore[arg-type]
-        child.stdin_fd = write_end if stdin else None  # type: ignore[attr-defined]
+        child.stdin_fd = write_end if stdin and wired is None else None  # type: ignore[attr-defined]
         self._start_capture(child, out_r, err_r)
         return child
 
@@ -198,6 +209,10 @@ class Judge(RemoteCalls):
                 from . import suite_checker
 
                 suite_checker.run(self)
+            elif kind in ("interactive", "interactor"):
+                from . import suite_interactive
+
+                suite_interactive.run(self)
             elif kind == "explore":
                 from . import explore  # `random` and `ast`: not for a cold start of the other kinds
 

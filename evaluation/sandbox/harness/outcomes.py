@@ -50,13 +50,15 @@ def run_record(judge: Judge) -> dict[str, Any]:
     """The complete record of a judged run: its status, each test's outcome, what the
     candidate wrote, and the exits the supervisor accounts for."""
     own = [c for c in judge.children if c.role != "mutant"]  # a mutant's output is not the run's
-    stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] not in ("stdio", "compile", "check"))
+    quiet = ("stdio", "compile", "check", "interactive", "interactor")  # their output is data, or the other side's
+    stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] not in quiet)
     stderr = "".join(c.err.text() for c in own)
     exploring = judge.run_spec["kind"] == "explore"
     if judge.fatal:
         status = judge.fatal
-    elif exploring or judge.run_spec["kind"] in ("compile", "check"):  # the data is the result (explore:
-        # the reference's tests ran only to watch its calls; compile: the artifacts; check: the verdicts)
+    elif exploring or judge.run_spec["kind"] in ("compile", "check", "interactor"):  # the data is the result
+        # (explore: the reference's tests ran only to watch its calls; compile: the artifacts; check and
+        # interactor: the verdicts)
         status = "passed" if getattr(judge, "data", None) is not None else "failed"
     elif any(o["outcome"] != OUTCOME_PASSED for o in judge.outcomes) or not judge.outcomes:
         status = "failed"

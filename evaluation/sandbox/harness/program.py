@@ -65,18 +65,20 @@ def order(program: dict[str, Any], argv: list[str]) -> str:
                        "memory_overhead_mb": int(program.get("memory_overhead_mb") or 0)})  # fmt: skip
 
 
-def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None) -> Child:
+def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None, wired: tuple[int, int] | None = None) -> Child:
     """A fresh process of the run's program (Python's or another language's), with
-    `args` after its command (a checker's files: only for a program the host laid out)."""
+    `args` after its command (a checker's files: only for a program the host laid out),
+    and its stdin and stdout `wired` to given descriptors where an interactive run says."""
     program = spec(judge)
     if program is None:
         if args:
             raise ValueError("arguments are only for a program with a command (the run's `program`)")
-        return judge.spawn("program", stdin=stdin)
+        return judge.spawn("program", stdin=stdin, wired=wired)
     if not judge.program_laid_out:
         lay_out(program)
         judge.program_laid_out = True
-    return judge.spawn("exec", stdin=stdin, source=order(program, [*program["argv"], *(args or ())]))
+    source = order(program, [*program["argv"], *(args or ())])
+    return judge.spawn("exec", stdin=stdin, source=source, wired=wired)
 
 
 def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:

@@ -30,7 +30,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts wit
 if TYPE_CHECKING:
     from typing import Any
 
-    from .judge import Judge
+    from .judge import Child, Judge
 
 EXIT_VERDICTS = {0: "ok", 1: "wrong_answer", 2: "presentation_error", 3: "fail", 4: "presentation_error"}
 MESSAGE_CHARS = 1000
@@ -60,7 +60,7 @@ def run(judge: Judge) -> None:
         started = time.monotonic()
         name = str(case["name"])
         if judge.remaining() <= 0:
-            verdicts[name] = _verdict("fail", "no time was left for this case in the checker's run", None)
+            verdicts[name] = judged("fail", "no time was left for this case in the checker's run", None)
             judge.record(name, OUTCOME_FAILED, verdicts[name]["message"], started)
             continue
         paths = []
@@ -84,30 +84,36 @@ def _judge_case(judge: Judge, paths: list[str]) -> dict[str, Any]:
     if child.out.is_alive():
         judge.kill(child)
         judge.reap(child)
-        return _verdict("fail", f"the checker ran past its {case_s:g} s of wall time for a case", None)
+        return judged("fail", f"the checker ran past its {case_s:g} s of wall time for a case", None)
     status = judge.reap(child)
     child.err.join(1.0)
+    return verdict_of(judge, child, status)
+
+
+def verdict_of(judge: Judge, child: Child, status: dict[str, Any], who: str = "checker") -> dict[str, Any]:
+    """The testlib verdict of a judging program (the checker, or an interactor: `who`)
+    that has exited with `status`."""
     said = (child.err.text().strip() or child.out.text().strip())[-MESSAGE_CHARS:]
     if status.get("cpu_exceeded"):
-        return _verdict("fail", f"the checker used up its CPU time. {said}", status)
+        return judged("fail", f"the {who} used up its CPU time. {said}", status)
     if status.get("memory_exceeded") or program.ran_out_of_memory(judge, child, status):
-        return _verdict("fail", f"the checker ran out of memory. {said}", status)
+        return judged("fail", f"the {who} ran out of memory. {said}", status)
     if status.get("signal"):
-        return _verdict("fail", f"the checker was ended by signal {status['signal']}. {said}", status)
+        return judged("fail", f"the {who} was ended by signal {status['signal']}. {said}", status)
     code = status.get("code")
     verdict = EXIT_VERDICTS.get(code) if isinstance(code, int) else None
     stderr = child.err.text()
     if verdict in ("wrong_answer", "presentation_error") and any(marker in stderr for marker in CRASH_MARKERS):
-        return _verdict("fail", f"the checker crashed (exit code {code}). {said}", status)
+        return judged("fail", f"the {who} crashed (exit code {code}). {said}", status)
     if verdict == "fail":
-        return _verdict("fail", f"the checker reported its own failure (exit code 3). {said}", status)
+        return judged("fail", f"the {who} reported its own failure (exit code 3). {said}", status)
     if verdict is None:
         meaning = "partial points, which a pass-or-fail verdict cannot hold" if code == 7 else "no testlib verdict"
-        return _verdict("fail", f"the checker exited with code {code} ({meaning}). {said}", status)
-    return _verdict(verdict, said, status)
+        return judged("fail", f"the {who} exited with code {code} ({meaning}). {said}", status)
+    return judged(verdict, said, status)
 
 
-def _verdict(verdict: str, message: str, status: dict[str, Any] | None) -> dict[str, Any]:
+def judged(verdict: str, message: str, status: dict[str, Any] | None) -> dict[str, Any]:
     status = status or {}
     return {"verdict": verdict, "message": message.strip()[: MESSAGE_CHARS + 200], "code": status.get("code"),
             "signal": status.get("signal")}  # fmt: skip

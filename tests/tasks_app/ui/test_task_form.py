@@ -261,3 +261,29 @@ def test_a_checker_without_source_is_flagged_next_to_the_checker_field(client_fo
     response = client_for(curator).post(CREATE, data)
     assert response.status_code == 400 and not Task.objects.exists()
     assert any("needs its source" in m for m in response.context["form"].errors["checker_source"])
+
+
+INTERACTOR = "import sys\nprint(1, flush=True)\nsys.exit(0 if input() == '! 1' else 1)\n"
+
+
+def test_an_interactive_task_is_created_shown_and_diffed(client_for, curator):
+    client = client_for(curator)
+    data = form_data(
+        suite_kind="stdio", entry_point="", visible_tests="", comparator_mode="interactor",
+        checker_language="python", checker_source=INTERACTOR,
+        hidden_tests='[{"input": "1 1\\n", "output": "1\\n"}]',
+        **{"solutions-0-code": "input()\nprint('! 1', flush=True)\n", "solutions-1-code": "print('! 2')\n"},
+    )  # fmt: skip
+    response = client.post(CREATE, data)
+    assert response.status_code == 302, response.context["editor"].summary()
+    version = Task.objects.get().latest_version
+    assert version.comparator == {"mode": "interactor", "language": "python", "source": INTERACTOR}
+    page = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert "Interactor" in page and "interactor INPUT OUTPUT ANSWER" in page and "! 1" in text_of(page)
+    changed = {**data, "checker_source": INTERACTOR.replace("! 1", "! 2"), "changelog": "Other.", "base_number": "1"}
+    assert client.post(edit_url(), changed).status_code == 302
+    diff = client.get(reverse("ui:version-diff", args=["add-two"]) + "?left=1&right=2").content.decode()
+    assert "Interactor" in diff
+    refused = client.post(CREATE, {**data, "slug": "other", "checker_source": " "})
+    assert refused.status_code == 400
+    assert any("interactor needs its source" in m for m in refused.context["form"].errors["checker_source"])

@@ -1,0 +1,212 @@
+"""Interactive tasks in real sandboxes: the solution and the task's interactor talk
+through pipes, each in a fresh sandbox of its own; the interactor's exit is the
+verdict. A wrong or malformed dialogue is the solution's failure, a deadlock its
+timeout, a broken interactor the task's (`checker_error`), and the solution can
+reach neither the interactor nor the case's input."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evaluation.sandbox import compile_cache, engine, interactors
+from evaluation.sandbox.templates import shelf
+from evaluation.sandbox.types import Limits, RunRequest, RunResult, Status
+from evaluation.sandbox.types import TestOutcome as Outcome
+from tasks_app.content import VersionContent
+from tasks_app.errors import ValidationFailed
+from tests.factories import content_data
+
+from .conftest import needs_bwrap
+from .interactor_samples import (
+    BINARY_SEARCH_CPP,
+    BINARY_SEARCH_PYTHON,
+    COUNT_UP_PYTHON,
+    GUESS_C,
+    GUESS_CASES,
+    GUESS_PYTHON,
+    MALFORMED_PYTHON,
+    SNOOPING_PYTHON,
+    UNFLUSHED_PYTHON,
+)
+
+pytestmark = needs_bwrap
+
+
+@pytest.fixture(autouse=True)
+def private_compile_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
+    compile_cache.forget_memory()
+    yield
+    compile_cache.forget_memory()
+
+
+def interactive(solution: str, *, interactor: str = GUESS_PYTHON, interactor_language: str = "python",
+                language: str = "python", wall_s: float = 5.0, memory_mb: int = 256,
+                cases: list | None = None) -> RunResult:  # fmt: skip
+    cases = GUESS_CASES if cases is None else cases
+    tests = {"visible": cases[:1], "hidden": cases[1:],
+             "comparator": {"mode": "interactor", "language": interactor_language, "source": interactor}}  # fmt: skip
+    request = RunRequest(suite_kind="stdio", solution=solution, tests=tests, language=language,
+                         limits=Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=memory_mb))  # fmt: skip
+    return engine.run(request, backend="bwrap", warm=False)
+
+
+def messages(result: RunResult) -> dict[str, str]:
+    return {t.name: t.message for t in result.tests if t.outcome != "passed"}
+
+
+def test_a_right_dialogue_passes_in_python_and_cpp_with_python_and_c_interactors():
+    for solution, language in ((BINARY_SEARCH_PYTHON, "python"), (BINARY_SEARCH_CPP, "cpp17")):
+        for interactor, interactor_language in ((GUESS_PYTHON, "python"), (GUESS_C, "c")):
+            result = interactive(solution, language=language, interactor=interactor,
+                                 interactor_language=interactor_language)  # fmt: skip
+            assert result.status == Status.PASSED, (language, interactor_language, result.message, messages(result))
+            assert sorted(t.name for t in result.tests) == ["hidden[0]", "hidden[1]", "hidden[2]", "visible[0]"]
+            assert result.data["interactor"]["status"] == "passed" and result.data["interactor"]["request_digest"]
+            assert result.request_digest
+
+
+def test_a_wrong_dialogue_fails_on_the_interactors_word_where_it_goes_wrong():
+    result = interactive(COUNT_UP_PYTHON)
+    assert result.status == Status.FAILED
+    failed = messages(result)
+    # Counting up is right for 3 of 10 and 1 of a million; not for 999,999 of a million.
+    assert set(failed) == {"hidden[0]"}, failed
+    assert failed["hidden[0]"].startswith("wrong answer: more than 20 questions"), failed
+
+
+def test_a_malformed_line_is_a_presentation_error_and_a_crash_a_failure():
+    malformed = interactive(MALFORMED_PYTHON)
+    assert malformed.status == Status.PRESENTATION_ERROR, (malformed.message, messages(malformed))
+    assert "malformed line" in malformed.message
+    crashed = interactive("import sys\nsys.exit(4)\n")
+    assert crashed.status == Status.FAILED
+    assert all("exit code 4" in m for m in messages(crashed).values()), messages(crashed)
+
+
+def test_a_deadlock_is_the_solutions_timeout_and_a_memory_bomb_its_memory():
+    started = interactors.CASE_OVERHEAD_S  # the run ends on the solution's wall time, not the interactor's
+    result = interactive(UNFLUSHED_PYTHON, wall_s=1.0)
+    assert result.status == Status.TIMEOUT, (result.status, result.message, messages(result))
+    assert result.wall_s < 1.0 + 10 * started
+    bomb = interactive("input()\nblocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))\n", memory_mb=128)
+    assert bomb.status == Status.MEMORY_EXCEEDED, (bomb.status, bomb.message)
+
+
+def test_a_broken_interactor_is_the_tasks_fault_never_the_solutions():
+    cases = GUESS_CASES[:2]
+    own_failure = interactive(BINARY_SEARCH_PYTHON, interactor="import sys\nsys.exit(3)\n", cases=cases)
+    assert own_failure.status == Status.CHECKER_ERROR, own_failure.message
+    assert "interactor failed" in own_failure.message and "exit code 3" in own_failure.message
+    crash = interactive(BINARY_SEARCH_PYTHON, interactor="print(10, flush=True)\ninput()\nraise KeyError('x')\n",
+                        cases=cases)  # fmt: skip
+    assert crash.status == Status.CHECKER_ERROR and "crashed" in crash.message, crash.message
+    does_not_compile = interactive(BINARY_SEARCH_PYTHON, interactor="int main( {", interactor_language="c",
+                                   cases=cases)  # fmt: skip
+    assert does_not_compile.status == Status.CHECKER_ERROR
+    assert "interactor does not compile" in does_not_compile.message
+    # One that spins while the solution waits for it runs out of its own time: also the task's.
+    spinning = "while True:\n    pass\n"
+    slow = interactive(BINARY_SEARCH_PYTHON, interactor=spinning, cases=cases[:1], wall_s=30.0)
+    assert slow.status == Status.CHECKER_ERROR and "CPU time" in slow.message, slow.message
+
+
+def test_an_interactor_failing_after_the_solution_left_is_the_solutions_failure_not_a_null_reward():
+    cases = GUESS_CASES[:1]
+    # Leaves at once: an interactor that crashes on the end of its input then fails.
+    left = interactive("import os\nos._exit(0)\n", cases=cases, interactor="print(1, flush=True)\ninput()\n")
+    assert left.status == Status.FAILED, (left.status, left.message, messages(left))
+    assert "ended (with exit code 0) before the dialogue did" in messages(left)["visible[0]"], messages(left)
+    # Leaves a process holding its end of the pipe: the interactor waits on it until its time is up.
+    holder = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nos._exit(0)\n"
+    held = interactive(holder, cases=cases, interactor="import sys\nprint(1, flush=True)\nsys.stdin.read()\n"
+                       "sys.exit(1)\n")  # fmt: skip
+    assert held.status == Status.FAILED, (held.status, held.message, messages(held))
+
+
+def test_the_solution_cannot_read_the_case_or_reach_the_interactor():
+    result = interactive(SNOOPING_PYTHON)
+    assert result.status == Status.FAILED, (result.status, messages(result))
+    assert all("wrong answer" in m for m in messages(result).values()), messages(result)
+    # Nor kill it: every process a solution sees is its own run's.
+    killer = (
+        "import os, signal\nfor pid in os.listdir('/proc'):\n    if pid.isdigit() and int(pid) > 1:\n"
+        "        try:\n            os.kill(int(pid), signal.SIGKILL)\n        except OSError:\n            pass\n"
+    )
+    killed = interactive(killer + BINARY_SEARCH_PYTHON)
+    assert killed.status in (Status.FAILED, Status.TIMEOUT), (killed.status, killed.message)
+
+
+def test_an_interactive_run_leaves_no_sandbox_and_no_descriptor_behind():
+    interactive(BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])  # templates and threads warmed
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        assert interactive(BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1]).status == Status.PASSED
+    import time
+
+    time.sleep(0.5)  # a cold sandbox is closed in the background once its verdict is in
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
+    # Every template is back on the shelf with no sandbox of its own left running.
+    for template in shelf.idle_templates():
+        with open(f"/proc/{template.pid}/task/{template.pid}/children") as handle:
+            bwrap_children = handle.read().split()
+        leftovers = []
+        for pid in bwrap_children:
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                leftovers += handle.read().split()
+        assert len(leftovers) <= 1, leftovers  # the template's own process under bwrap
+
+
+def test_without_bwrap_an_interactive_run_is_a_sandbox_error_that_says_why():
+    request = RunRequest(suite_kind="interactive", solution="", tests={"cases": []})
+    ours, theirs = engine.run_pair(request, request, "docker")
+    assert ours.status == theirs.status == Status.SANDBOX_ERROR
+    assert "two bwrap sandboxes" in ours.message
+
+
+def test_folding_keeps_the_solutions_own_limits_and_the_interactors_word():
+    def result(status, *tests, data=None):
+        return RunResult(status=status, tests=[Outcome(name=n, outcome=o, message=m) for n, o, m in tests],
+                         data=data)  # fmt: skip
+
+    verdicts = {"visible[0]": {"verdict": "ok", "message": ""}, "hidden[0]": {"verdict": "wrong_answer",
+                                                                             "message": "off by one"}}  # fmt: skip
+    theirs = result(Status.PASSED, data={"verdicts": verdicts})
+    # A solution killed by SIGPIPE after the interactor gave up: a wrong answer in the interactor's words.
+    ours = result(Status.FAILED, ("visible[0]", "unchecked", ""), ("hidden[0]", "failed", "signal 13"))
+    folded = interactors.fold(ours, theirs)
+    assert folded.status == Status.FAILED
+    assert folded.tests[1].message == "wrong answer: off by one (signal 13)"
+    # A timeout stands, whatever the interactor said of the cases before it.
+    timed_out = interactors.fold(result(Status.TIMEOUT, ("visible[0]", "unchecked", "")), theirs)
+    assert timed_out.status == Status.TIMEOUT
+    # A case no verdict came for is never a pass.
+    unjudged = interactors.fold(result(Status.FAILED, ("hidden[1]", "unchecked", "")), theirs)
+    assert unjudged.status == Status.FAILED and unjudged.tests[0].message == "the interactor left no verdict"
+    # The interactor's sandbox failing is nobody's answer.
+    lost = interactors.fold(ours, result(Status.SANDBOX_ERROR))
+    assert lost.status == Status.SANDBOX_ERROR and "interactor's sandbox" in lost.message
+
+
+@pytest.mark.parametrize(
+    ("comparator", "path", "says"),
+    [
+        ({"mode": "interactor", "language": "python"}, "comparator.source", "interactor needs its source"),
+        ({"mode": "interactor", "language": "cobol", "source": "x"}, "comparator.language", "Unknown interactor"),
+        (
+            {"mode": "interactor", "language": "python", "source": "x", "abs_tol": 1},
+            "comparator.abs_tol",
+            "decides for itself",
+        ),
+        ({"mode": "lines", "source": "x"}, "comparator.source", "interactor"),
+    ],
+)
+def test_a_bad_interactor_is_refused_where_it_is_wrong(comparator, path, says):
+    data = content_data(suite_kind="stdio", entry_point="", comparator=comparator,
+                        visible_tests=[{"input": "1 1\n", "output": "1\n"}], hidden_tests=[])  # fmt: skip
+    with pytest.raises(ValidationFailed) as raised:
+        VersionContent.parse(data)
+    errors = raised.value.details
+    assert path in errors and says in " ".join(errors[path]), errors
