@@ -20,6 +20,7 @@ from tasks_app.errors import ValidationFailed
 from tasks_app.generated_tests import check_precondition, parse_generated_tests
 from tasks_app.languages import LANGUAGES, PYTHON, language_problem, parse_comparator
 from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
+from tasks_app.test_generators import parse_test_generator
 
 HASH_SCHEME = "taskversion/v1"
 
@@ -54,6 +55,7 @@ CONTENT_FIELDS = (
     "precondition",
     "generated_tests",
     "comparator",
+    "test_generator",
 )
 
 
@@ -87,6 +89,8 @@ class VersionContent:
     precondition: str = ""
     generated_tests: list[dict[str, Any]] = field(default_factory=list)
     comparator: dict[str, Any] = field(default_factory=dict)  # stdio: how output is compared (languages.py)
+    # stdio: a generator of test inputs and its validator (test_generators.py); {} for none.
+    test_generator: dict[str, Any] = field(default_factory=dict)
 
     # -- construction -------------------------------------------------------------
 
@@ -120,6 +124,7 @@ class VersionContent:
             precondition=version.precondition,
             generated_tests=list(version.generated_tests),
             comparator=dict(version.comparator or {}),
+            test_generator=dict(version.test_generator or {}),
         )
 
     # -- canonical form ----------------------------------------------------------
@@ -154,6 +159,8 @@ class VersionContent:
             canonical["generated_tests"] = self.generated_tests
         if self.comparator:
             canonical["comparator"] = self.comparator
+        if self.test_generator:
+            canonical["test_generator"] = self.test_generator
         return canonical
 
     def sorted_solutions(self) -> list[SolutionContent]:
@@ -302,6 +309,7 @@ class _Parser:
                                           lambda src: "precondition" in top_level_names(src), self.error)  # fmt: skip
         generated = parse_generated_tests(data.get("generated_tests"), len(hidden), self.error, _type_name)
         comparator = parse_comparator(data.get("comparator"), suite_kind or "", self.error)
+        test_generator = parse_test_generator(data.get("test_generator"), suite_kind or "", comparator, self.error)
 
         if self.errors:
             count = sum(len(v) for v in self.errors.values())
@@ -326,6 +334,7 @@ class _Parser:
             precondition=precondition,
             generated_tests=generated,
             comparator=comparator,
+            test_generator=test_generator,
         )
 
     def repository(self, data: dict, suite_kind: str, solutions: list[SolutionContent]) -> RepositoryContent | None:

@@ -96,6 +96,12 @@ def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
         if "source" in content.comparator:
             title = "Interactor" if content.comparator.get("mode") == "interactor" else "Checker"
             sections["checker"] = (title, content.comparator["source"])
+    if content.test_generator:
+        generator = content.test_generator
+        sections["test_generator"] = ("Test generator", f"{generator.get('language')}, {generator.get('count', 20)} "
+                                      f"inputs\n{generator.get('source', '')}")  # fmt: skip
+        if generator.get("validator"):
+            sections["validator"] = ("Input validator", str(generator["validator"].get("source", "")))
     if content.generated_tests:
         sections["generated_tests"] = ("Generated hidden tests", "\n".join(
             f"hidden test {g['hidden_index'] + 1}: {g['reason']}, {g['generator']} seed {g['seed']}"

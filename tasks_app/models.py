@@ -92,6 +92,9 @@ class TaskVersion(models.Model):
     generated_tests = models.JSONField(default=list, blank=True)
     # stdio: how output is compared ({} is the default, line by line; tasks_app/languages.py).
     comparator = models.JSONField(default=dict, blank=True)
+    # stdio: a program that writes test inputs from a seed, and optionally a validator
+    # that checks them (tasks_app/test_generators.py). In the hash only when set.
+    test_generator = models.JSONField(default=dict, blank=True)
     changelog = models.TextField(blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="authored_versions")
     # DO_NOTHING: versions are never updated (a trigger refuses it), so deleting a

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from evaluation.sandbox import counters, evidence, interactors, replay, special_judges
+from evaluation.sandbox import counters, evidence, interactors, programs, replay, special_judges
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import lite
 from evaluation.sandbox.harness_files import harness_version
@@ -224,11 +224,9 @@ def run(
         )
         result.request_digest = _keep_for_replay(request)
         return result
-    if request.program is None and (request.language != "python" or request.suite_kind in ("check", "interactor")):
+    if request.program is None and (request.language != "python" or request.suite_kind in programs.PROGRAM_KINDS):
         # Another language: build it (once per source and toolchain: the compile cache) and
         # run what was built. A compile error is the solution's result, decided here.
-        from evaluation.sandbox import programs
-
         ready = programs.prepared(
             request, lambda built: run(built, backend=backend, pool=pool, warm=warm, cold=cold), backend
         )

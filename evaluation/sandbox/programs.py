@@ -46,7 +46,7 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
     if request.language == PYTHON:
         # A Python checker is a program like any other's (its files as arguments);
         # every other Python request runs in the zygote's own interpreter.
-        return _python_program(request) if request.suite_kind in ("check", "interactor") else request
+        return _python_program(request) if request.suite_kind in PROGRAM_KINDS else request
     if backend != "bwrap":
         missing = f"the {backend} sandbox image carries no {request.language} toolchain yet: run it on bwrap"
         return _ended(request, None, Status.SANDBOX_ERROR, missing)
@@ -84,6 +84,8 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
 
 
 PYTHON_RUN = ("/usr/bin/python3", "-S", "-B", "main.py")  # /usr/bin/python3: in both backends' /usr
+# Run kinds whose Python program is run by command, with arguments (not in the zygote's interpreter).
+PROGRAM_KINDS = ("check", "interactor", "generate", "validate")
 
 
 def _python_program(request: RunRequest) -> RunRequest:

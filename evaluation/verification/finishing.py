@@ -52,6 +52,18 @@ def generated_of(verification: Verification, summary: dict[str, Any]) -> tuple[d
     data = result.get("data") if isinstance(result, dict) else None
     judged = survivors_judged(status=status, data=data, survivors=list(summary.get("surviving_mutants") or []),
                               mutation_score=summary.get("mutation_score"))  # fmt: skip
+    wrong = (data or {}).get("wrong_solutions") if status == "passed" else None
+    if isinstance(wrong, dict):  # a stdio task's generator: the wrong solutions its inputs catch
+        passing = verification.executions.filter(role="adversarial", status="passed")
+        escaped = set(passing.values_list("subject", flat=True))
+        judged["wrong_solutions"] = {
+            "run": len(wrong),
+            "passing_the_suite": sorted(escaped & set(wrong)),
+            "caught": sorted(label for label, v in wrong.items() if v.get("outcome") == "differs"),
+            "caught_passing_the_suite": sorted(label for label, v in wrong.items()
+                                               if v.get("outcome") == "differs" and label in escaped),
+        }  # fmt: skip
+        judged["inputs"]["examples"] = dict((data or {}).get("invalid_examples") or {})
     return judged, data
 
 

@@ -92,7 +92,7 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
             {
                 "role": generated.ROLE,
                 "subject": generated.SUBJECT,
-                "description": f"{config.inputs} generated inputs; every mutant judged on them next to the reference",
+                "description": _generation_description(version, config.inputs),
                 "code": references[0].code,
                 "repeat": 0,
                 "seed": config.input_seed,
@@ -101,6 +101,13 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
             }
         )
     return items
+
+
+def _generation_description(version: TaskVersion, inputs: int) -> str:
+    if version.suite_kind == "stdio":
+        count = int((version.test_generator or {}).get("count") or 20)
+        return f"{count} inputs from the task's generator; every mutant and wrong solution run on them"
+    return f"{inputs} generated inputs; every mutant judged on them next to the reference"
 
 
 def verification_plan(

@@ -90,6 +90,11 @@ class VersionContentSchema(serializers.Serializer):
         help_text="stdio: {mode, abs_tol?, rel_tol?}, mode one of lines (default), exact, tokens, float, "
         "unordered_lines, tokens_nocase (docs/languages.md).",
     )
+    test_generator = serializers.JSONField(
+        required=False,
+        help_text="stdio: {language, source, validator?: {language, source}, count?}: a program printing one test "
+        "input for the seed it is given, and one that exits 0 for a valid input on stdin (docs/languages.md).",
+    )
 
 
 @extend_schema_field(VersionContentSchema)
@@ -227,7 +232,7 @@ class VersionOut(serializers.ModelSerializer):
             "task", "number", "content_hash", "parent", "author", "changelog", "created_at", "statement",
             "language", "entry_point", "starter_code", "suite_kind", "test_setup", "visible_tests",
             "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository", "precondition",
-            "generated_tests", "comparator",
+            "generated_tests", "comparator", "test_generator",
         ]  # fmt: skip
 
 

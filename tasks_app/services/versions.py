@@ -106,6 +106,7 @@ def _insert_version(
         precondition=content.precondition,
         generated_tests=content.generated_tests,
         comparator=content.comparator,
+        test_generator=content.test_generator,
         changelog=changelog,
         author=actor,
         parent=parent,

@@ -97,6 +97,18 @@ class TaskEditor:
                 raw[name] = data[name]
         if data.get("language"):
             raw["language"] = data["language"]
+        if (data.get("generator_source") or "").strip():
+            raw["test_generator"] = {"language": data.get("generator_language") or "python",
+                                     "source": data["generator_source"]}  # fmt: skip
+            count = (data.get("generator_count") or "").strip()
+            if count:
+                try:
+                    raw["test_generator"]["count"] = int(count)
+                except ValueError:
+                    self.form.add_error("generator_count", "Enter a whole number, e.g. 20.")
+            if (data.get("validator_source") or "").strip():
+                raw["test_generator"]["validator"] = {"language": data.get("validator_language") or "python",
+                                                      "source": data["validator_source"]}  # fmt: skip
         if data.get("comparator_mode"):
             raw["comparator"] = {"mode": data["comparator_mode"]}
             if data["comparator_mode"] in JUDGE_PROGRAM_MODES:
@@ -175,6 +187,9 @@ class TaskEditor:
                 locator = f"{locator}, {sub}" if locator else sub
             self.form.add_error(name, f"{locator[:1].upper()}{locator[1:]}: {message}" if locator else message)
             return
+        if path.startswith("test_generator"):
+            self.form.add_error(GENERATOR_FIELDS.get(path.removeprefix("test_generator"), "generator_source"), message)
+            return
         if path.startswith("comparator."):
             field_name = COMPARATOR_FIELDS.get(path.removeprefix("comparator."), "comparator_mode")
             self.form.add_error(field_name, message)
@@ -245,6 +260,11 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
         "comparator_rel_tol": _tolerance_text((version.comparator or {}).get("rel_tol")),
         "checker_language": (version.comparator or {}).get("language", ""),
         "checker_source": (version.comparator or {}).get("source", ""),
+        "generator_language": (version.test_generator or {}).get("language", ""),
+        "generator_source": (version.test_generator or {}).get("source", ""),
+        "generator_count": str((version.test_generator or {}).get("count", "")),
+        "validator_language": ((version.test_generator or {}).get("validator") or {}).get("language", ""),
+        "validator_source": ((version.test_generator or {}).get("validator") or {}).get("source", ""),
         "visible_tests": suite_to_text(kind, list(version.visible_tests)),
         "hidden_tests": suite_to_text(kind, list(version.hidden_tests)),
         "time_limit_s": _number_text(version.time_limit_s),
@@ -255,6 +275,10 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
     return initial, solutions
 
 
+# Where an error in the test generator's content shows in the form.
+GENERATOR_FIELDS = {".language": "generator_language", ".source": "generator_source", ".count": "generator_count",
+                    ".validator.language": "validator_language", ".validator.source": "validator_source",
+                    ".validator": "validator_source"}  # fmt: skip
 # Where an error in the comparator's content shows in the form.
 COMPARATOR_FIELDS = {"mode": "comparator_mode", "abs_tol": "comparator_abs_tol", "rel_tol": "comparator_rel_tol",
                      "language": "checker_language", "source": "checker_source"}  # fmt: skip

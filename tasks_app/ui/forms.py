@@ -98,6 +98,25 @@ class TaskForm(forms.Form):
         "2 presentation error, 3 the checker failed (testlib's contract). Its message goes to stderr. An "
         "interactor is called the same way with the solution on its stdin and stdout, and exits the same way.",
     )  # fmt: skip
+    generator_language = forms.CharField(
+        label="Generator language", required=False,
+        widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
+    )  # fmt: skip
+    generator_count = forms.CharField(label="Inputs to generate", required=False, help_text="1 to 200; 20 if blank.")
+    generator_source = _content_field(
+        "Test generator (stdio, optional)", _text(6, code=True),
+        "Called as generator SEED, in a sandbox of its own: print one test input. Verification runs it, keeps the "
+        "valid inputs the reference answers, and proposes those that catch a mutant or a wrong solution the tests "
+        "miss as hidden tests.",
+    )  # fmt: skip
+    validator_language = forms.CharField(
+        label="Validator language", required=False,
+        widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
+    )  # fmt: skip
+    validator_source = _content_field(
+        "Input validator (optional)", _text(4, code=True),
+        "Reads one generated input on stdin: exit 0 when it is valid, else non-zero saying why on stderr.",
+    )  # fmt: skip
     starter_code = _content_field("Starter code", _text(6, code=True), "Shown to the solver; optional.")
     test_setup = _content_field(
         "Test setup", _text(4, code=True), "Python run before the tests (helpers, imports); optional."

@@ -647,3 +647,36 @@ def test_the_report_is_plain_data(curator):
     assert json.loads(json.dumps(as_dict)) == as_dict
     assert set(as_dict) == {"format", "dry_run", "created", "updated", "unchanged", "rejected", "errors", "items"}
     assert report.summary() == "humaneval: 1 created, 0 updated, 0 unchanged, 0 rejected (dry run)"
+
+
+def test_a_stdio_task_with_its_checker_or_interactor_and_generator_is_one_native_line_each(curator):
+    """The platform's stdio JSONL: the native format carries a stdio task's cases, its
+    checker or interactor, and its generator and validator, and reads them back."""
+    stdio = {"suite_kind": "stdio", "entry_point": "", "starter_code": "", "test_setup": "",
+             "visible_tests": [{"input": "1 2\n", "output": "3\n"}], "hidden_tests": [{"input": "2 2\n", "output": "4\n"}],
+             "solutions": [{"role": "reference", "label": "sum", "code": "print(sum(map(int, input().split())))\n"}]}  # fmt: skip
+    generator = {"language": "c", "source": "#include <stdio.h>\nint main() { puts(\"1 1\"); }\n", "count": 5,
+                 "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"}}  # fmt: skip
+    checker = {"mode": "checker", "language": "python", "source": "import sys\nsys.exit(0)\n"}
+    interactor = {"mode": "interactor", "language": "cpp17", "source": "int main() {}\n"}
+    rows = [
+        native_row(slug="checked", version=VersionContent.parse(content_data(**stdio, comparator=checker,
+                                                                                   test_generator=generator)).canonical(),
+                   content_hash=None),
+        native_row(slug="interactive", version=VersionContent.parse(content_data(**stdio, comparator=interactor))
+                   .canonical(), content_hash=None),
+    ]  # fmt: skip
+    for row in rows:
+        row.pop("content_hash")
+    report = run_import(curator, "".join(json.dumps(r) + "\n" for r in rows).encode())
+    assert (report.format, report.created) == ("native", 2), report.errors
+    checked = Task.objects.get(slug="checked").latest_version
+    assert checked.test_generator == generator and checked.comparator == checker
+    assert Task.objects.get(slug="interactive").latest_version.comparator == interactor
+    exported = {json.loads(line)["slug"]: json.loads(line) for line in tasks_export()}
+    assert exported["checked"]["version"]["test_generator"] == generator
+    # A generator where it cannot go is refused with the field's path, and nothing is written.
+    bad = native_row(slug="bad", version={**rows[1]["version"], "test_generator": generator})
+    bad.pop("content_hash")
+    refused = run_import(curator, (json.dumps(bad) + "\n").encode())
+    assert refused.created == 0 and "version.test_generator" in json.dumps(refused.errors), refused.errors

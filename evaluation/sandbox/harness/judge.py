@@ -209,6 +209,10 @@ class Judge(RemoteCalls):
                 from . import suite_checker
 
                 suite_checker.run(self)
+            elif kind in ("generate", "validate"):
+                from . import suite_generate
+
+                suite_generate.run(self)
             elif kind in ("interactive", "interactor"):
                 from . import suite_interactive
 

@@ -50,15 +50,16 @@ def run_record(judge: Judge) -> dict[str, Any]:
     """The complete record of a judged run: its status, each test's outcome, what the
     candidate wrote, and the exits the supervisor accounts for."""
     own = [c for c in judge.children if c.role != "mutant"]  # a mutant's output is not the run's
-    quiet = ("stdio", "compile", "check", "interactive", "interactor")  # their output is data, or the other side's
+    # Their output is data (judged, or the result), or the other side's (an interactive run).
+    quiet = ("stdio", "compile", "check", "interactive", "interactor", "generate", "validate")
     stdout = "".join(c.out.text() for c in own if judge.run_spec["kind"] not in quiet)
     stderr = "".join(c.err.text() for c in own)
     exploring = judge.run_spec["kind"] == "explore"
     if judge.fatal:
         status = judge.fatal
-    elif exploring or judge.run_spec["kind"] in ("compile", "check", "interactor"):  # the data is the result
-        # (explore: the reference's tests ran only to watch its calls; compile: the artifacts; check and
-        # interactor: the verdicts)
+    elif exploring or judge.run_spec["kind"] in ("compile", "check", "interactor", "generate", "validate"):
+        # The data is the result (explore: the reference's tests ran only to watch its calls; compile: the
+        # artifacts; check and interactor: the verdicts; generate and validate: the inputs and their verdicts)
         status = "passed" if getattr(judge, "data", None) is not None else "failed"
     elif any(o["outcome"] != OUTCOME_PASSED for o in judge.outcomes) or not judge.outcomes:
         status = "failed"

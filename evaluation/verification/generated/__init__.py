@@ -11,6 +11,7 @@ precondition holds), and runs every mutant on them next to the reference
 - requests.py: the run's request;
 - judgement.py: the surviving mutants told apart (proven non-equivalent, with the
   smallest counterexample) or never told apart after N inputs (probably equivalent);
+- stdio.py: the same for a stdio task, from its own generator and validator programs;
 - tests_text.py: a counterexample or generated input written as a hidden test;
 - proposals.py: the tests proposed to the curator, and accepting them as a new version.
 """
@@ -27,7 +28,10 @@ SUBJECT = "generated-inputs"
 
 
 def applies(version: Any) -> bool:
-    """Whether inputs can be generated for `version`: its tests call an entry point."""
+    """Whether inputs can be generated for `version`: its tests call an entry point, or
+    it is a stdio task with a generator program of its own (stdio.py)."""
+    if version.suite_kind == "stdio":
+        return bool(getattr(version, "test_generator", None))
     return version.suite_kind in CALL_SUITE_KINDS and bool(version.entry_point)
 
 

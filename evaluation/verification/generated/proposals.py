@@ -66,9 +66,12 @@ def proposals_record(*, verification: Verification, generated: dict[str, Any], d
 
     def add(reason: str, example: dict[str, Any], note: str, mutant: str = "", got: str = "") -> bool:
         try:
-            test = hidden_test(suite_kind=version.suite_kind, entry_point=version.entry_point,
-                               args=example["args"], kwargs=example.get("kwargs") or "{}",
-                               expected=example["expected"], note=note)  # fmt: skip
+            if version.suite_kind == "stdio":  # an input and the reference's output: a stdio case as it is
+                test: Any = {"input": str(example["args"]), "output": str(example["expected"])}
+            else:
+                test = hidden_test(suite_kind=version.suite_kind, entry_point=version.entry_point,
+                                   args=example["args"], kwargs=example.get("kwargs") or "{}",
+                                   expected=example["expected"], note=note)  # fmt: skip
         except (NotATest, KeyError, TypeError):
             return False
         digest = _digest(test)
@@ -87,7 +90,16 @@ def proposals_record(*, verification: Verification, generated: dict[str, Any], d
         plain = proven.get("got") is not None and not (proven.get("timed_out") or proven.get("raised"))
         got = str(proven["got"]) if plain else what_it_did(proven, 2000)
         add(ProposedTestReason.COUNTEREXAMPLE, proven, note, mutant=proven["mutant"], got=got)
-    if all_tests_visible(version):
+    escaped = set(verification.executions.filter(role="adversarial", status="passed").values_list("subject", flat=True))
+    caught = [(label, v) for label, v in (data.get("wrong_solutions") or {}).items()
+              if v.get("outcome") == "differs" and label in escaped]  # fmt: skip
+    for label, verdict in caught:  # a wrong solution the suite passes and a generated input catches
+        example = verdict.get("counterexample") or {}
+        note = f"generated ({generator}, seed {seed}): catches the wrong solution {label!r}"
+        descriptions[f"wrong:{label}"] = f"wrong solution {label!r}"
+        add(ProposedTestReason.COUNTEREXAMPLE, example, note, mutant=f"wrong:{label}"[:64],
+            got=str(example.get("got") or ""))  # fmt: skip
+    if version.suite_kind != "stdio" and all_tests_visible(version):
         wanted = int((verification.config or {}).get("proposals", 10))
         shown, default, has_default = _visible_default(version)
         offered = [p for p in data.get("proposals") or [] if isinstance(p, dict) and p.get("args") not in shown]

@@ -93,6 +93,8 @@
     const form = area.form;
     const field = (name) => form && form.elements.namedItem(name);
     if (area.name === "checker_source") return (field("checker_language") || {}).value || "python";
+    if (area.name === "generator_source") return (field("generator_language") || {}).value || "python";
+    if (area.name === "validator_source") return (field("validator_language") || {}).value || "python";
     if (area.name === "starter_code" || /-code$/.test(area.name)) return (field("language") || {}).value || "python";
     if (area.name === "test_setup") return "python";
     const kind = (field("suite_kind") || {}).value;
@@ -122,7 +124,7 @@
     area.addEventListener("input", render);
     area.addEventListener("scroll", () => { layer.scrollTop = area.scrollTop; layer.scrollLeft = area.scrollLeft; });
     if (area.form) area.form.addEventListener("change", (event) => {
-      if (["language", "checker_language", "suite_kind"].includes(event.target.name)) render();
+      if (["language", "checker_language", "generator_language", "validator_language", "suite_kind"].includes(event.target.name)) render();
     });
     render();
   }

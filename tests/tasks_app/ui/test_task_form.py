@@ -287,3 +287,37 @@ def test_an_interactive_task_is_created_shown_and_diffed(client_for, curator):
     refused = client.post(CREATE, {**data, "slug": "other", "checker_source": " "})
     assert refused.status_code == 400
     assert any("interactor needs its source" in m for m in refused.context["form"].errors["checker_source"])
+
+
+GENERATOR = "import sys\nprint(int(sys.argv[1]) % 7, 1)\n"
+
+
+def test_a_stdio_task_with_a_generator_and_validator_is_created_shown_and_diffed(client_for, curator):
+    client = client_for(curator)
+    data = form_data(
+        suite_kind="stdio", entry_point="", visible_tests="", generator_language="python",
+        generator_source=GENERATOR, generator_count="12", validator_language="python",
+        validator_source="import sys\nsys.exit(0)\n",
+        hidden_tests='[{"input": "1 2\\n", "output": "3\\n"}]',
+        **{"solutions-0-code": "print(sum(map(int, input().split())))\n", "solutions-1-code": "print(0)\n"},
+    )  # fmt: skip
+    response = client.post(CREATE, data)
+    assert response.status_code == 302, response.context["editor"].summary()
+    version = Task.objects.get().latest_version
+    assert version.test_generator == {"language": "python", "source": GENERATOR, "count": 12,
+                                      "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"}}  # fmt: skip
+    page = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
+    assert "Test generator" in page and "12 inputs" in page and "Input validator" in page
+    form = client.get(edit_url()).context["form"]
+    assert (form.initial["generator_source"], form.initial["generator_count"]) == (GENERATOR, "12")
+    changed = {**data, "generator_count": "30", "changelog": "More inputs.", "base_number": "1"}
+    assert client.post(edit_url(), changed).status_code == 302
+    diff = client.get(reverse("ui:version-diff", args=["add-two"]) + "?left=1&right=2").content.decode()
+    assert "Test generator" in diff and "30" in diff
+    refused = client.post(CREATE, {**data, "slug": "other", "generator_count": "500"})
+    assert refused.status_code == 400
+    assert any("from 1 to 200" in m for m in refused.context["form"].errors["generator_count"])
+    assignments = form_data(generator_source=GENERATOR, slug="third")  # an assertions task has no generator
+    refused = client.post(CREATE, assignments)
+    assert refused.status_code == 400
+    assert any("Only stdio tasks" in m for m in refused.context["form"].errors["generator_source"])
