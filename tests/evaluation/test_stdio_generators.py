@@ -32,9 +32,9 @@ GENERATOR = (
 )
 GENERATOR_C = (
     "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n"
-    "    unsigned s = (unsigned) atoi(argv[1]);\n    int n = 1 + s % 8;\n    printf(\"%d\\n\", n);\n"
-    "    for (int i = 0; i < n; i++) { s = s * 1103515245u + 12345u; printf(\"%d \", (int) (s >> 16) % 101 - 50); }\n"
-    "    printf(\"\\n\");\n}\n"
+    '    unsigned s = (unsigned) atoi(argv[1]);\n    int n = 1 + s % 8;\n    printf("%d\\n", n);\n'
+    '    for (int i = 0; i < n; i++) { s = s * 1103515245u + 12345u; printf("%d ", (int) (s >> 16) % 101 - 50); }\n'
+    '    printf("\\n");\n}\n'
 )
 VALIDATOR = (
     "import sys\nlines = sys.stdin.read().split('\\n')\nn = int(lines[0])\nxs = lines[1].split()\n"
@@ -65,8 +65,15 @@ def test_a_generator_writes_the_same_inputs_for_the_same_seeds_and_a_validator_j
         assert first.status == Status.PASSED, first.message
         assert first.data["inputs"] == again.data["inputs"] and len(first.data["inputs"]) == 6
     crashing = "import sys\nif int(sys.argv[1]) % 2:\n    raise SystemExit(4)\nprint(1)\nprint(1)\n"
-    partly = engine.run(RunRequest(suite_kind="generate", solution=crashing, language="python",
-                                   tests={"seeds": [1, 2], "case_wall_s": 5.0}, limits=stdio._program_limits(2)))  # fmt: skip
+    partly = engine.run(
+        RunRequest(
+            suite_kind="generate",
+            solution=crashing,
+            language="python",
+            tests={"seeds": [1, 2], "case_wall_s": 5.0},
+            limits=stdio._program_limits(2),
+        )
+    )
     assert partly.data["inputs"] == {"2": "1\n1\n"} and "exited with code 4" in partly.data["failures"]["1"]
     checked = engine.run(RunRequest(suite_kind="validate", solution=VALIDATOR, language="python",
                                     tests={"inputs": ["2\n1 2\n", "0\n\n", "3\n1\n"], "case_wall_s": 5.0},
@@ -148,12 +155,21 @@ def test_a_generator_that_does_not_compile_leaves_the_survivors_unjudged_and_say
     ],
 )  # fmt: skip
 def test_a_bad_generator_is_refused_where_it_is_wrong(generator, extra, path, says):
-    data = content_data(suite_kind="stdio", entry_point="", visible_tests=CASES[:1], hidden_tests=CASES[1:],
-                        solutions=[{"role": "reference", "label": "max", "code": LARGEST}], test_generator=generator)  # fmt: skip
+    data = content_data(
+        suite_kind="stdio",
+        entry_point="",
+        visible_tests=CASES[:1],
+        hidden_tests=CASES[1:],
+        solutions=[{"role": "reference", "label": "max", "code": LARGEST}],
+        test_generator=generator,
+    )
     data.update(extra)
     if data["suite_kind"] == "assertions":
-        data.update(visible_tests=["assert add(1, 2) == 3"], hidden_tests=["assert add(1, 1) == 2"],
-                    solutions=[{"role": "reference", "label": "r", "code": "def add(a, b):\n    return a + b\n"}])  # fmt: skip
+        data.update(
+            visible_tests=["assert add(1, 2) == 3"],
+            hidden_tests=["assert add(1, 1) == 2"],
+            solutions=[{"role": "reference", "label": "r", "code": "def add(a, b):\n    return a + b\n"}],
+        )
     with pytest.raises(ValidationFailed) as raised:
         VersionContent.parse(data)
     assert path in raised.value.details and says in " ".join(raised.value.details[path]), raised.value.details

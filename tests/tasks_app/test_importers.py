@@ -652,9 +652,15 @@ def test_the_report_is_plain_data(curator):
 def test_a_stdio_task_with_its_checker_or_interactor_and_generator_is_one_native_line_each(curator):
     """The platform's stdio JSONL: the native format carries a stdio task's cases, its
     checker or interactor, and its generator and validator, and reads them back."""
-    stdio = {"suite_kind": "stdio", "entry_point": "", "starter_code": "", "test_setup": "",
-             "visible_tests": [{"input": "1 2\n", "output": "3\n"}], "hidden_tests": [{"input": "2 2\n", "output": "4\n"}],
-             "solutions": [{"role": "reference", "label": "sum", "code": "print(sum(map(int, input().split())))\n"}]}  # fmt: skip
+    stdio = {
+        "suite_kind": "stdio",
+        "entry_point": "",
+        "starter_code": "",
+        "test_setup": "",
+        "visible_tests": [{"input": "1 2\n", "output": "3\n"}],
+        "hidden_tests": [{"input": "2 2\n", "output": "4\n"}],
+        "solutions": [{"role": "reference", "label": "sum", "code": "print(sum(map(int, input().split())))\n"}],
+    }
     generator = {"language": "c", "source": "#include <stdio.h>\nint main() { puts(\"1 1\"); }\n", "count": 5,
                  "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"}}  # fmt: skip
     checker = {"mode": "checker", "language": "python", "source": "import sys\nsys.exit(0)\n"}

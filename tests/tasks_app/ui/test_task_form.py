@@ -304,8 +304,12 @@ def test_a_stdio_task_with_a_generator_and_validator_is_created_shown_and_diffed
     response = client.post(CREATE, data)
     assert response.status_code == 302, response.context["editor"].summary()
     version = Task.objects.get().latest_version
-    assert version.test_generator == {"language": "python", "source": GENERATOR, "count": 12,
-                                      "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"}}  # fmt: skip
+    assert version.test_generator == {
+        "language": "python",
+        "source": GENERATOR,
+        "count": 12,
+        "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"},
+    }
     page = client.get(reverse("ui:task-detail", args=["add-two"])).content.decode()
     assert "Test generator" in page and "12 inputs" in page and "Input validator" in page
     form = client.get(edit_url()).context["form"]
