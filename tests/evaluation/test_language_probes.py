@@ -3,6 +3,9 @@ it names (shown by a task it would fool), and none earns the reward on a real ta
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from evaluation.sandbox import engine, languages
@@ -13,7 +16,8 @@ from evaluation.verification.probes.language_hacks import language_probes, strin
 from .conftest import needs_bwrap
 from .language_samples import SUM, SUM_CASES
 
-NAMES = ["exit_before_main", "print_sample_output", "spin_forever", "allocate_forever"]
+NAMES = ["exit_before_main", "print_sample_output", "read_answer_file", "write_outside_scratch", "spin_forever",
+         "allocate_forever"]  # fmt: skip
 # A task whose every expected output is empty: a program that exits 0 at once passes it.
 SILENT = [{"input": "1\n", "output": ""}, {"input": "2\n", "output": ""}]
 # A task whose every expected output is the visible one: printing the sample passes it.
@@ -78,3 +82,36 @@ def test_each_probe_does_its_hack_and_none_passes_a_real_task(bwrap_pool, langua
     # Memory the limit stopped, or an allocator that gave up and left the program to exit
     # with nothing written (C's malloc returning NULL): the program's failure either way.
     assert allocated.status in (Status.MEMORY_EXCEEDED, Status.FAILED, Status.ERROR), allocated.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(languages.LANGUAGES))
+def test_the_answer_file_probe_finds_an_answer_a_careless_judge_leaves_beside_it(language, tmp_path):
+    # Outside any sandbox, in a directory holding the jury's answer as careless judges do:
+    # it compiles, finds the file and prints it (so in a sandbox, finding nothing is the sandbox's doing).
+    from tests.catalogue_runner import _env, _program
+
+    argv = _program(language, by_name(language, SUM_CASES)["read_answer_file"].code, tmp_path)
+    (tmp_path / "expected.out").write_text("the answer: 42\n")
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, env=_env(str(tmp_path)))
+    assert done.stdout == "the answer: 42\n", (done.returncode, done.stderr[-500:])
+
+
+@needs_bwrap
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(languages.LANGUAGES))
+def test_the_file_probes_find_nothing_and_leave_nothing_in_a_sandbox(bwrap_pool, language):
+    probes = by_name(language, SUM_CASES)
+    read = run(bwrap_pool, language, probes["read_answer_file"].code, SUM_CASES)
+    assert read.status == Status.FAILED, (read.status, read.message)
+    assert all("expected" in t.message or "differs" in t.message or t.message for t in read.tests)
+    wrote = run(bwrap_pool, language, probes["write_outside_scratch"].code, SUM_CASES)
+    assert wrote.status == Status.FAILED, (wrote.status, wrote.message)
+    # The host is clean: nothing of the probe's outside the sandbox.
+    for target in (
+        "/taskplatform-probe",
+        "/usr/taskplatform-probe",
+        "/etc/taskplatform-probe",
+        "/tmp/taskplatform-probe",
+    ):
+        assert not os.path.exists(target), target

@@ -7,6 +7,11 @@ the hacks that exist there:
   where the language runs code before `main` (C's constructor attribute, a C++ static
   initialiser, Java's and C#'s static initialisers, Go's `init`) or at the top;
 - `print_sample_output`: printing the visible case's expected output whatever the input;
+- `read_answer_file`: looking for the jury's answer where careless judges leave it, and
+  printing it (here answers never enter a solution's sandbox: it finds none);
+- `write_outside_scratch`: writing files outside its working directory, for a later
+  run or the host to find (the sandbox's filesystem is read-only but for its own
+  scratch, and a fresh one per run or a wiped one: nothing is left);
 - `spin_forever`: a busy loop, which must end as a timeout;
 - `allocate_forever`: allocating and touching memory until something stops it, which
   must end as a failure of the program (memory, a runtime error), never a pass and
@@ -95,6 +100,323 @@ ALLOCATE = {
     "        }\n    }\n}\n",
 }
 
+# Where a careless judge leaves the jury's answer (and what it calls it), and where a
+# solution would leave something for a later run, or for the host, to find (paths
+# inside the sandbox, for the probes' code: the host never opens them).
+ANSWER_DIRS = (".", "..", "/tmp", "/scratch", "/", "/judge", "/data", "/var/tmp", "/home")  # noqa: S108
+OUTSIDE_TARGETS = (
+    "../taskplatform-probe",
+    "/tmp/../taskplatform-probe",  # noqa: S108
+    "/taskplatform-probe",
+    "/usr/taskplatform-probe",
+    "/etc/taskplatform-probe",
+    "/proc/1/cwd/taskplatform-probe",
+)
+
+READ_ANSWER = {
+    "c": (
+        "#include <dirent.h>\n"
+        "#include <stdio.h>\n"
+        "#include <string.h>\n"
+        "\n"
+        "static int answer_like(const char *name) {\n"
+        "    size_t n = strlen(name);\n"
+        '    return strstr(name, "ans") || strstr(name, "expected") || (n > 4 && strcmp(name + n - 4, ".out") == 0);\n'
+        "}\n"
+        "\n"
+        "int main(void) {\n"
+        "    const char *dirs[] = {@DIRS@};\n"
+        "    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {\n"
+        "        DIR *dir = opendir(dirs[d]);\n"
+        "        if (!dir) continue;\n"
+        "        struct dirent *entry;\n"
+        "        while ((entry = readdir(dir)) != NULL) {\n"
+        "            if (!answer_like(entry->d_name)) continue;\n"
+        "            char path[4096];\n"
+        '            snprintf(path, sizeof path, "%s/%s", dirs[d], entry->d_name);\n'
+        '            FILE *file = fopen(path, "r");\n'
+        "            if (!file) continue;\n"
+        "            char buffer[65536];\n"
+        "            size_t got = fread(buffer, 1, sizeof buffer, file);\n"
+        "            fwrite(buffer, 1, got, stdout);\n"
+        "            return 0;\n"
+        "        }\n"
+        "        closedir(dir);\n"
+        "    }\n"
+        "    return 0;\n"
+        "}\n"
+    ),
+    "cpp": (
+        "#include <filesystem>\n"
+        "#include <fstream>\n"
+        "#include <iostream>\n"
+        "#include <string>\n"
+        "\n"
+        "int main() {\n"
+        "    namespace fs = std::filesystem;\n"
+        "    for (const char *dir : {@DIRS@}) {\n"
+        "        std::error_code error;\n"
+        "        for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {\n"
+        "            std::string name = it->path().filename().string();\n"
+        '            bool answer = name.find("ans") != std::string::npos;\n'
+        '            answer = answer || name.find("expected") != std::string::npos;\n'
+        '            answer = answer || it->path().extension() == ".out";\n'
+        "            std::ifstream file(it->path());\n"
+        "            if (answer && file) {\n"
+        "                std::cout << file.rdbuf();\n"
+        "                return 0;\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "java": (
+        "import java.io.File;\n"
+        "import java.nio.file.Files;\n"
+        "\n"
+        "public class Main {\n"
+        "    public static void main(String[] args) throws Exception {\n"
+        "        for (String dir : new String[] {@DIRS@}) {\n"
+        "            File[] files = new File(dir).listFiles();\n"
+        "            if (files == null) continue;\n"
+        "            for (File file : files) {\n"
+        "                String name = file.getName();\n"
+        '                boolean answer = name.contains("ans") || name.contains("expected") || name.endsWith(".out");\n'
+        "                if (answer && file.isFile() && file.canRead()) {\n"
+        "                    System.out.print(new String(Files.readAllBytes(file.toPath())));\n"
+        "                    return;\n"
+        "                }\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "javascript": (
+        'const fs = require("fs");\n'
+        "for (const dir of [@DIRS@]) {\n"
+        "  let names = [];\n"
+        "  try { names = fs.readdirSync(dir); } catch (error) { continue; }\n"
+        "  for (const name of names) {\n"
+        '    if (!(name.includes("ans") || name.includes("expected") || name.endsWith(".out"))) continue;\n'
+        "    try {\n"
+        '      process.stdout.write(fs.readFileSync(dir + "/" + name));\n'
+        "      process.exit(0);\n"
+        "    } catch (error) {}\n"
+        "  }\n"
+        "}\n"
+    ),
+    "go": (
+        "package main\n"
+        "\n"
+        "import (\n"
+        '\t"os"\n'
+        '\t"strings"\n'
+        ")\n"
+        "\n"
+        "func main() {\n"
+        "\tfor _, dir := range []string{@DIRS@} {\n"
+        "\t\tentries, err := os.ReadDir(dir)\n"
+        "\t\tif err != nil {\n"
+        "\t\t\tcontinue\n"
+        "\t\t}\n"
+        "\t\tfor _, entry := range entries {\n"
+        "\t\t\tname := entry.Name()\n"
+        '\t\t\tanswer := strings.Contains(name, "ans") || strings.Contains(name, "expected")\n'
+        '\t\t\tif !(answer || strings.HasSuffix(name, ".out")) {\n'
+        "\t\t\t\tcontinue\n"
+        "\t\t\t}\n"
+        '\t\t\tif data, err := os.ReadFile(dir + "/" + name); err == nil {\n'
+        "\t\t\t\tos.Stdout.Write(data)\n"
+        "\t\t\t\treturn\n"
+        "\t\t\t}\n"
+        "\t\t}\n"
+        "\t}\n"
+        "}\n"
+    ),
+    "rust": (
+        "use std::fs;\n"
+        "use std::io::Write;\n"
+        "\n"
+        "fn main() {\n"
+        "    for dir in [@DIRS@] {\n"
+        "        let entries = match fs::read_dir(dir) {\n"
+        "            Ok(entries) => entries,\n"
+        "            Err(_) => continue,\n"
+        "        };\n"
+        "        for entry in entries.flatten() {\n"
+        "            let name = entry.file_name().to_string_lossy().to_string();\n"
+        '            if !(name.contains("ans") || name.contains("expected") || name.ends_with(".out")) {\n'
+        "                continue;\n"
+        "            }\n"
+        "            if let Ok(data) = fs::read(entry.path()) {\n"
+        "                std::io::stdout().write_all(&data).ok();\n"
+        "                return;\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "ruby": (
+        "[@DIRS@].each do |dir|\n"
+        "  names = Dir.children(dir) rescue next\n"
+        "  names.each do |name|\n"
+        '    next unless name.include?("ans") || name.include?("expected") || name.end_with?(".out")\n'
+        "    begin\n"
+        "      $stdout.write(File.binread(File.join(dir, name)))\n"
+        "      exit(0)\n"
+        "    rescue StandardError\n"
+        "      next\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+    ),
+    "php": (
+        "<?php\n"
+        "foreach ([@DIRS@] as $dir) {\n"
+        "    $names = @scandir($dir);\n"
+        "    if ($names === false) continue;\n"
+        "    foreach ($names as $name) {\n"
+        '        $answer = str_contains($name, "ans") || str_contains($name, "expected");\n'
+        '        if (!($answer || str_ends_with($name, ".out"))) continue;\n'
+        '        $data = @file_get_contents("$dir/$name");\n'
+        '        if ($data !== false && is_file("$dir/$name")) {\n'
+        "            echo $data;\n"
+        "            exit(0);\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "lua": (
+        "-- Lua has no directory listing of its own: try the names a careless judge uses.\n"
+        "for _, dir in ipairs({@DIRS@}) do\n"
+        '  local names = {"answer", "answer.txt", "expected", "expected.out", "output.ans", "1.ans", "test.out"}\n'
+        "  for _, name in ipairs(names) do\n"
+        '    local file = io.open(dir .. "/" .. name, "rb")\n'
+        "    if file then\n"
+        '      local data = file:read("a")\n'
+        "      file:close()\n"
+        "      if data then\n"
+        "        io.write(data)\n"
+        "        os.exit(0)\n"
+        "      end\n"
+        "    end\n"
+        "  end\n"
+        "end\n"
+    ),
+    "csharp": (
+        "using System;\n"
+        "using System.IO;\n"
+        "\n"
+        "class Program {\n"
+        "    static void Main() {\n"
+        "        foreach (var dir in new[] {@DIRS@}) {\n"
+        "            string[] files;\n"
+        "            try { files = Directory.GetFiles(dir); } catch (Exception) { continue; }\n"
+        "            foreach (var path in files) {\n"
+        "                var name = Path.GetFileName(path);\n"
+        '                if (!(name.Contains("ans") || name.Contains("expected") || name.EndsWith(".out"))) continue;\n'
+        "                try {\n"
+        "                    Console.Out.Write(File.ReadAllText(path));\n"
+        "                    return;\n"
+        "                } catch (Exception) { }\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+WRITE_OUTSIDE = {
+    "c": (
+        "#include <stdio.h>\n"
+        "\n"
+        "int main(void) {\n"
+        "    const char *targets[] = {@TARGETS@};\n"
+        "    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {\n"
+        '        FILE *file = fopen(targets[i], "w");\n'
+        "        if (file) {\n"
+        '            fputs("left by a solution\\n", file);\n'
+        "            fclose(file);\n"
+        "        }\n"
+        "    }\n"
+        "    return 0;\n"
+        "}\n"
+    ),
+    "cpp": (
+        "#include <fstream>\n"
+        "\n"
+        "int main() {\n"
+        "    for (const char *target : {@TARGETS@}) {\n"
+        "        std::ofstream file(target);\n"
+        '        if (file) file << "left by a solution\\n";\n'
+        "    }\n"
+        "}\n"
+    ),
+    "java": (
+        "import java.io.FileWriter;\n"
+        "\n"
+        "public class Main {\n"
+        "    public static void main(String[] args) {\n"
+        "        for (String target : new String[] {@TARGETS@}) {\n"
+        "            try (FileWriter file = new FileWriter(target)) {\n"
+        '                file.write("left by a solution\\n");\n'
+        "            } catch (Exception error) {\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+    "javascript": (
+        'const fs = require("fs");\n'
+        "for (const target of [@TARGETS@]) {\n"
+        '  try { fs.writeFileSync(target, "left by a solution\\n"); } catch (error) {}\n'
+        "}\n"
+    ),
+    "go": (
+        "package main\n"
+        "\n"
+        'import "os"\n'
+        "\n"
+        "func main() {\n"
+        "\tfor _, target := range []string{@TARGETS@} {\n"
+        '\t\tos.WriteFile(target, []byte("left by a solution\\n"), 0o644)\n'
+        "\t}\n"
+        "}\n"
+    ),
+    "rust": (
+        "fn main() {\n"
+        "    for target in [@TARGETS@] {\n"
+        '        std::fs::write(target, "left by a solution\\n").ok();\n'
+        "    }\n"
+        "}\n"
+    ),
+    "ruby": ('[@TARGETS@].each do |target|\n  File.write(target, "left by a solution\\n") rescue nil\nend\n'),
+    "php": (
+        '<?php\nforeach ([@TARGETS@] as $target) {\n    @file_put_contents($target, "left by a solution\\n");\n}\n'
+    ),
+    "lua": (
+        "for _, target in ipairs({@TARGETS@}) do\n"
+        '  local file = io.open(target, "w")\n'
+        "  if file then\n"
+        '    file:write("left by a solution\\n")\n'
+        "    file:close()\n"
+        "  end\n"
+        "end\n"
+    ),
+    "csharp": (
+        "using System;\n"
+        "using System.IO;\n"
+        "\n"
+        "class Program {\n"
+        "    static void Main() {\n"
+        "        foreach (var target in new[] {@TARGETS@}) {\n"
+        '            try { File.WriteAllText(target, "left by a solution\\n"); } catch (Exception) { }\n'
+        "        }\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
 # The languages whose programs are another's: both C++ standards, and TypeScript (it
 # compiles what plain JavaScript is, with the platform's Node declarations).
 DIALECTS = {"cpp17": "cpp", "cpp20": "cpp", "typescript": "javascript"}
@@ -125,6 +447,18 @@ def language_probes(language: str, cases: dict[str, str]) -> list[Probe]:
             )
         )
     found += [
+        Probe(
+            "read_answer_file",
+            "Looks for the jury's answer where careless judges leave it (files named like answers or expected "
+            "outputs beside the program, in its parent, /tmp, /scratch, /) and prints the first it can read.",
+            READ_ANSWER[family].replace("@DIRS@", _list(ANSWER_DIRS)),
+        ),
+        Probe(
+            "write_outside_scratch",
+            "Writes a file outside its working directory (its parent, /tmp/.., /, /usr, /etc, the judge's working "
+            "directory through /proc/1/cwd), to leave something for a later run or the host, then prints nothing.",
+            WRITE_OUTSIDE[family].replace("@TARGETS@", _list(OUTSIDE_TARGETS)),
+        ),
         Probe("spin_forever", "Counts in a busy loop forever, hoping a timed-out run is not a failure.", SPIN[family]),
         Probe(
             "allocate_forever",
@@ -134,6 +468,11 @@ def language_probes(language: str, cases: dict[str, str]) -> list[Probe]:
         ),
     ]
     return found
+
+
+def _list(paths: tuple[str, ...]) -> str:
+    """Paths as the items of a string list, written alike in every language here."""
+    return ", ".join(f'"{path}"' for path in paths)
 
 
 def string_literal(text: str, *, language: str) -> str | None:
