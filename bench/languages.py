@@ -20,6 +20,9 @@ sum of two integers, tests/evaluation/language_samples.py):
   the same run compared by tokens, medians of --repeats taking turns; the checker is
   built once first (a C++ one through the compile cache). checker_overhead is the
   C++ one's.
+- interactive_overhead: the same 10-case C task judged by an interactor in C (each
+  case a dialogue through pipes between two fresh sandboxes: interactors.py) over the
+  run compared by tokens on the warm pool; interactive_run_ms its median wall time.
 
 The last line of stdout is one JSON object; progress goes to stderr.
 
@@ -96,6 +99,41 @@ def checker_overhead(pool: SandboxPool, checker_language: str, checker: str, rep
     return statistics.median(with_checker) / statistics.median(with_tokens)
 
 
+# An interactor in C that hands the solution its case, reads the answer and compares it
+# with the jury's: the smallest dialogue, so what is measured is the pair of sandboxes.
+RELAY_C = r"""
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    char input[256] = {0}, answer[64] = {0}, got[64] = {0};
+    FILE *in = fopen(argv[1], "r"), *ans = fopen(argv[3], "r");
+    if (!in || !ans) return 3;
+    size_t n = fread(input, 1, sizeof input - 1, in);
+    fwrite(input, 1, n, stdout);
+    fflush(stdout);
+    if (fscanf(ans, "%63s", answer) != 1) return 3;
+    if (scanf("%63s", got) != 1) return 1;
+    return strcmp(got, answer) == 0 ? 0 : 1;
+}
+"""
+
+
+def interactive_overhead(pool: SandboxPool, repeats: int) -> tuple[float, float]:
+    """A 10-case C task judged by an interactor (two fresh sandboxes a run, joined by a
+    socket: evaluation/sandbox/interactors.py) over the same run compared by tokens on
+    the warm pool; and the interactive run's median wall time in ms."""
+    plain = request("c", SUM["c"], 10)
+    tokens = RunRequest(**{**plain.__dict__, "tests": {**plain.tests, "comparator": {"mode": "tokens"}}})
+    interactive = RunRequest(**{**plain.__dict__, "tests": {**plain.tests, "comparator": {
+        "mode": "interactor", "language": "c", "source": RELAY_C}}})  # fmt: skip
+    timed(pool, interactive)  # both built once
+    with_interactor, with_tokens = [], []
+    for _ in range(repeats):
+        with_interactor.append(timed(pool, interactive))
+        with_tokens.append(timed(pool, tokens))
+    return statistics.median(with_interactor) / statistics.median(with_tokens), statistics.median(with_interactor)
+
+
 def bare_dir(language: str) -> tuple[Path, list[str], dict[str, str]]:
     """The built program laid out in a host directory, and its command there."""
     ready = programs.prepared(request(language, SUM[language], 1), lambda r: engine.run(r, backend="bwrap"), "bwrap")
@@ -160,6 +198,10 @@ def main() -> None:
             figures[f"checker_overhead_{checker_language}"] = ratio
             say(f"checker ({checker_language}) over tokens: {ratio}")
         figures["checker_overhead"] = figures["checker_overhead_cpp17"]
+        ratio, interactive_s = interactive_overhead(pool, args.repeats)
+        figures["interactive_overhead"] = round(ratio, 3)
+        figures["interactive_run_ms"] = round(interactive_s * 1000, 1)
+        say(f"interactor (C) over tokens: {ratio:.3f} ({interactive_s * 1000:.1f} ms for 10 cases)")
 
         # 200 checks cycling through the languages, sandboxed and bare.
         order = [language for _ in range(200) for language in bare_programs][:200]
