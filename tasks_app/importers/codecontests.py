@@ -13,8 +13,10 @@ MAX_REFERENCES of its correct solutions become references and up to MAX_WRONG of
 incorrect ones adversarial programs. A problem with no solution in those languages
 is refused, saying so.
 
-Two fields of the platform's own may be added to a line: `checker`
-({"language", "source"}, a testlib-style checker: docs/languages.md) and `tags`.
+Fields of the platform's own may be added to a line: `checker` ({"language",
+"source"}, a testlib-style checker), `interactor` (the same, for an interactive
+problem), `generator` ({"language", "source", "count"?, "validator"?}: a test
+generator, as CodeContests+ adds them; docs/languages.md) and `tags`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ REQUIRED = ("name", "description", "public_tests", "solutions")
 OPTIONAL = (
     "private_tests", "generated_tests", "incorrect_solutions", "time_limit", "memory_limit_bytes", "source",
     "difficulty", "cf_contest_id", "cf_index", "cf_points", "cf_rating", "cf_tags", "is_description_translated",
-    "untranslated_description", "input_file", "output_file", "checker", "tags",
+    "untranslated_description", "input_file", "output_file", "checker", "interactor", "generator", "tags",
 )  # fmt: skip
 # CodeContests' language codes, in the order a task's language is chosen.
 LANGUAGES = ((3, "python"), (2, "cpp17"), (4, "java"))
@@ -83,11 +85,17 @@ def to_record(obj: dict[str, Any]) -> TaskRecord:
         "solutions": solutions,
         **_limits(obj, problems),
     }
-    if "checker" in obj:
-        if not isinstance(obj["checker"], dict):
-            problems.add("checker", f"Expected an object {{language, source}}, got {json_type_name(obj['checker'])}.")
-            problems.raise_if_any()
-        content["comparator"] = {"mode": "checker", **obj["checker"]}
+    if "checker" in obj and "interactor" in obj:
+        problems.add("interactor", "A problem has a checker or an interactor, not both.")
+    for mode in ("checker", "interactor"):
+        if mode in obj:
+            if not isinstance(obj[mode], dict):
+                problems.add(mode, f"Expected an object {{language, source}}, got {json_type_name(obj[mode])}.")
+                problems.raise_if_any()
+            content["comparator"] = {"mode": mode, **obj[mode]}
+    if "generator" in obj:
+        content["test_generator"] = obj["generator"]
+    problems.raise_if_any()
     return build_record(
         slug=task_slug(obj),
         title=(name or "CodeContests problem")[:200],
@@ -101,7 +109,8 @@ def to_record(obj: dict[str, Any]) -> TaskRecord:
             "visible_tests": "public_tests",
             "hidden_tests": "private_tests",
             "solutions": "solutions",
-            "comparator": "checker",
+            "comparator": "interactor" if "interactor" in obj else "checker",
+            "test_generator": "generator",
             "time_limit_s": "time_limit",
             "memory_limit_mb": "memory_limit_bytes",
         },

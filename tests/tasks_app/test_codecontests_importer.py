@@ -81,6 +81,17 @@ def test_without_python_3_the_task_is_cpp_and_a_line_may_add_its_checker(curator
     assert sorted(tag.name for tag in Task.objects.get().tags.all()) == ["codecontests", "sums"]
 
 
+def test_a_line_may_add_an_interactor_or_a_generator_with_its_validator(curator):
+    interactor = {"language": "cpp17", "source": "int main() {}\n"}
+    generator = {"language": "python", "source": "import sys\nprint(1, 2)\n", "count": 30,
+                 "validator": {"language": "python", "source": "import sys\nsys.exit(0)\n"}}  # fmt: skip
+    report = tasks_import(actor=curator, data=jsonl(row(name="gen", generator=generator),
+                                                    row(name="dialogue", interactor=interactor)))  # fmt: skip
+    assert report.errors == [] and report.created == 2
+    assert Task.objects.get(slug="cc-gen").latest_version.test_generator == generator
+    assert Task.objects.get(slug="cc-dialogue").latest_version.comparator == {"mode": "interactor", **interactor}
+
+
 def test_generated_tests_past_the_case_limit_are_left_out_and_at_most_fifty_kept(curator, settings):
     settings.TASKS_MAX_CODE_BYTES = 1000
     big = "9" * 2000 + "\n"
@@ -111,7 +122,14 @@ def test_generated_tests_past_the_case_limit_are_left_out_and_at_most_fifty_kept
         ({"input_file": "input.txt"}, "input_file", "stdio only"),
         ({"checker": "testlib"}, "checker", "Expected an object"),
         ({"checker": {"language": "cobol", "source": "x"}}, "checker.language", ""),
-        ({"generator": "gen.cpp"}, "generator", "Unknown field"),
+        ({"generator": "gen.cpp"}, "generator", "Expected an object"),
+        ({"generator": {"language": "python"}}, "generator.source", "generator needs its source"),
+        (
+            {"checker": {"language": "python", "source": "x"}, "interactor": {"language": "python", "source": "x"}},
+            "interactor",
+            "not both",
+        ),
+        ({"oracle": "x"}, "oracle", "Unknown field"),
         ({"description": None}, "description", "required"),
     ],
 )
