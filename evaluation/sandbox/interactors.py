@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluation.sandbox.evidence import SOLUTION_EVIDENCE
-from evaluation.sandbox.special_judges import CHECKER_CASE_S, CHECKER_MEMORY_MB
+from evaluation.sandbox.special_judges import CHECKER_CASE_S, CHECKER_MEMORY_MB, checker_failed, settled
 from evaluation.sandbox.types import Limits, RunRequest, RunResult, Status
 
 INTERACTOR = "interactor"
@@ -82,7 +82,7 @@ def run_with_interactor(request: RunRequest, run: Callable[[RunRequest], RunResu
     built = programs.prepared(judge, run, backend)
     if isinstance(built, RunResult):
         if built.status == Status.COMPILE_ERROR:
-            return _checker_failed(_shell(request, built), f"the task's interactor does not compile: {built.message}")
+            return checker_failed(_shell(request, built), f"the task's interactor does not compile: {built.message}")
         return _shell(request, built)  # its toolchain is missing here: sandbox_error
     ready = programs.prepared(solution, run, backend) if request.language != "python" else solution
     if isinstance(ready, RunResult):
@@ -111,7 +111,7 @@ def fold(ours: RunResult, theirs: RunResult) -> RunResult:
         return result  # it did not load (a Python solution's import error): the solution's own
     verdicts = (theirs.data or {}).get("verdicts") if isinstance(theirs.data, dict) else None
     if theirs.status != Status.PASSED or not isinstance(verdicts, dict):
-        return _checker_failed(result, f"the interactor's run ended {theirs.status}: {theirs.message}")
+        return checker_failed(result, f"the interactor's run ended {theirs.status}: {theirs.message}")
     broken, presentation = [], set()
     for test in result.tests:
         verdict = verdicts.get(test.name)
@@ -143,29 +143,13 @@ def fold(ours: RunResult, theirs: RunResult) -> RunResult:
             # most often) is the consequence, not the cause.
             test.message = f"wrong answer: {said} ({test.message})".strip()
     if broken:
-        return _checker_failed(result, f"the task's interactor failed on {len(broken)} test(s); {broken[0]}")
+        return checker_failed(result, f"the task's interactor failed on {len(broken)} test(s); {broken[0]}")
     if result.status in (Status.TIMEOUT, Status.MEMORY_EXCEEDED, Status.OUTPUT_EXCEEDED):
         return result
-    left = [t for t in result.tests if t.outcome == "unchecked"]
-    for test in left:  # no verdict came for it: never a pass
-        test.outcome, test.message = "failed", "the interactor left no verdict"
-    failed = [t for t in result.tests if t.outcome != "passed"]
-    if not result.tests:
-        result.status, result.message = Status.FAILED, result.message or "no case ran"
-    elif not failed:
-        result.status = Status.PASSED
-    elif all(t.name in presentation for t in failed):
-        result.status = Status.PRESENTATION_ERROR
-        first = failed[0].message.removeprefix("presentation error: ")
-        result.message = result.message or f"presentation error on {len(failed)} test(s); {failed[0].name}: {first}"
-    else:
-        result.status = Status.FAILED
-    return result
-
-
-def _checker_failed(result: RunResult, message: str) -> RunResult:
-    result.status, result.message = Status.CHECKER_ERROR, message[:8000]
-    return result
+    for test in result.tests:  # no verdict came for it: never a pass
+        if test.outcome == "unchecked":
+            test.outcome, test.message = "failed", "the interactor left no verdict"
+    return settled(result, presentation)
 
 
 def _shell(request: RunRequest, source: RunResult) -> RunResult:

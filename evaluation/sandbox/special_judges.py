@@ -61,7 +61,7 @@ def run_with_checker(request: RunRequest, run: Callable[[RunRequest], RunResult]
     if not unchecked or not isinstance(outputs, dict):
         # Nothing to judge (it did not compile or load, a sandbox failed, or every test
         # crashed or ran out of a limit): the solution's run decides alone.
-        return _settled(result)
+        return settled(result)
     cases = _cases(request.tests, {t.name for t in unchecked}, outputs)
     check = RunRequest(suite_kind="check", solution=str(checker.get("source") or ""),
                        tests={"cases": cases, "case_wall_s": CHECKER_CASE_S * 1.5},
@@ -76,10 +76,10 @@ def run_with_checker(request: RunRequest, run: Callable[[RunRequest], RunResult]
         result.message = f"the checker's sandbox failed: {checked.message}"[:8000]
         return result
     if checked.status == Status.COMPILE_ERROR:
-        return _checker_failed(result, f"the task's checker does not compile: {checked.message}")
+        return checker_failed(result, f"the task's checker does not compile: {checked.message}")
     verdicts = (checked.data or {}).get("verdicts") if isinstance(checked.data, dict) else None
     if checked.status != Status.PASSED or not isinstance(verdicts, dict):
-        return _checker_failed(result, f"the checker's run ended {checked.status}: {checked.message}")
+        return checker_failed(result, f"the checker's run ended {checked.status}: {checked.message}")
     failures, presentation = [], set()
     for test in unchecked:
         verdict = verdicts.get(test.name) or {"verdict": "fail", "message": "the checker left no verdict"}
@@ -89,8 +89,8 @@ def run_with_checker(request: RunRequest, run: Callable[[RunRequest], RunResult]
         elif verdict["verdict"] not in ("ok", "wrong_answer"):
             failures.append(f"{test.name}: {verdict.get('message') or 'failed'}")
     if failures:
-        return _checker_failed(result, f"the task's checker failed on {len(failures)} test(s); {failures[0]}")
-    return _settled(result, presentation)
+        return checker_failed(result, f"the task's checker failed on {len(failures)} test(s); {failures[0]}")
+    return settled(result, presentation)
 
 
 def _cases(tests: dict[str, Any], names: set[str], outputs: dict[str, Any]) -> list[dict[str, str]]:
@@ -116,13 +116,13 @@ def _fold(test: TestOutcome, verdict: dict[str, Any]) -> None:
         test.outcome, test.message = "error", f"the checker failed: {said}".strip()
 
 
-def _checker_failed(result: RunResult, message: str) -> RunResult:
+def checker_failed(result: RunResult, message: str) -> RunResult:
     result.status = Status.CHECKER_ERROR
     result.message = message[:8000]
     return result
 
 
-def _settled(result: RunResult, presentation: set[str] | frozenset[str] = frozenset()) -> RunResult:
+def settled(result: RunResult, presentation: set[str] | frozenset[str] = frozenset()) -> RunResult:
     """The run's status from its tests, once every test is judged (`presentation`: the
     tests the checker called presentation errors)."""
     if result.status not in (Status.PASSED, Status.FAILED):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,18 @@ from tests.components import require
 needs_bwrap = pytest.mark.bwrap
 needs_docker = pytest.mark.docker
 BACKENDS = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("docker", marks=needs_docker)]
+
+
+@pytest.fixture
+def private_compile_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A compile cache of the test's own, on disk and in memory: nothing another test
+    built is found, so a compile the test counts on does happen."""
+    from evaluation.sandbox import compile_cache
+
+    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
+    compile_cache.forget_memory()
+    yield
+    compile_cache.forget_memory()
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sandbox import compile_cache, engine
+from evaluation.sandbox import engine
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.inline import verification_run_inline
 from tasks_app.models import Task
@@ -22,13 +22,11 @@ CONFIG = VerifyConfig(repeats=2, mutants=6, probes=True, backend="bwrap", inputs
 
 
 @pytest.fixture(autouse=True)
-def fresh(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
+def fresh(private_compile_cache):
+    """A compile cache of the test's own (conftest.py) and no warm pool left from another test."""
     engine.close_pools()
     yield
     engine.close_pools()
-    compile_cache.forget_memory()
 
 
 def checker_task(curator, *, slug: str, checker: str = PAIR_PYTHON):

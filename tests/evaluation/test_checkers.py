@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sandbox import compile_cache, engine, replay, special_judges
+from evaluation.sandbox import engine, replay, special_judges
 from evaluation.sandbox.types import Limits, RunRequest, Status
 from tasks_app.content import VersionContent
 from tasks_app.errors import ValidationFailed
@@ -27,11 +27,8 @@ from .conftest import needs_bwrap
 
 
 @pytest.fixture(autouse=True)
-def private_compile_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
-    yield
-    compile_cache.forget_memory()
+def own_compile_cache(private_compile_cache):
+    """Every test here builds in a compile cache of its own (conftest.py)."""
 
 
 def judged(backend, pool, solution: str, *, checker: str = PAIR_PYTHON, checker_language: str = "python",

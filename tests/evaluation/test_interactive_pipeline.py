@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.sandbox import compile_cache, engine
+from evaluation.sandbox import engine
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.inline import verification_run_inline
 from tasks_app.models import Task
@@ -24,13 +24,11 @@ CASES = [{"input": f"{n} {secret}\n", "output": f"{secret}\n"} for n, secret in
 
 
 @pytest.fixture(autouse=True)
-def fresh(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
+def fresh(private_compile_cache):
+    """A compile cache of the test's own (conftest.py) and no warm pool left from another test."""
     engine.close_pools()
     yield
     engine.close_pools()
-    compile_cache.forget_memory()
 
 
 def interactive_task(curator, *, slug: str, interactor: str = GUESS_PYTHON):

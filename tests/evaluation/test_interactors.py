@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from evaluation.sandbox import compile_cache, engine, interactors
+from evaluation.sandbox import engine, interactors
 from evaluation.sandbox.templates import shelf
 from evaluation.sandbox.types import Limits, RunRequest, RunResult, Status
 from evaluation.sandbox.types import TestOutcome as Outcome
@@ -35,11 +35,8 @@ pytestmark = needs_bwrap
 
 
 @pytest.fixture(autouse=True)
-def private_compile_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
-    yield
-    compile_cache.forget_memory()
+def own_compile_cache(private_compile_cache):
+    """Every test here builds in a compile cache of its own (conftest.py)."""
 
 
 def interactive(solution: str, *, interactor: str = GUESS_PYTHON, interactor_language: str = "python",

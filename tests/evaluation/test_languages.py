@@ -20,11 +20,8 @@ from .language_samples import BROKEN, SUM, SUM_CASES
 
 
 @pytest.fixture(autouse=True)
-def private_compile_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
-    yield
-    compile_cache.forget_memory()
+def own_compile_cache(private_compile_cache):
+    """Every test here builds in a compile cache of its own (conftest.py)."""
 
 
 def stdio(pool, language: str, source: str, cases=SUM_CASES, *, memory_mb: int = 256, wall_s: float = 10.0,

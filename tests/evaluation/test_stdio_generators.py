@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.models import Flag, ProposedTest
-from evaluation.sandbox import compile_cache, engine
+from evaluation.sandbox import engine
 from evaluation.sandbox.types import RunRequest, Status
 from evaluation.verification.config import VerifyConfig
 from evaluation.verification.generated import stdio
@@ -48,11 +48,8 @@ CASES = [{"input": f"{len(xs)}\n{' '.join(map(str, xs))}\n", "output": f"{xs[-1]
 
 
 @pytest.fixture(autouse=True)
-def private_compile_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_CACHE_DIR", str(tmp_path / "compile-cache"))
-    compile_cache.forget_memory()
-    yield
-    compile_cache.forget_memory()
+def own_compile_cache(private_compile_cache):
+    """Every test here builds in a compile cache of its own (conftest.py)."""
 
 
 @needs_bwrap
