@@ -48,7 +48,8 @@ def test_a_c_task_verifies_with_its_reference_and_wrong_program(curator, languag
     mutants = list(verification.executions.filter(role="mutant").values_list("status", flat=True))
     assert "sandbox_error" not in mutants and (mutants or reference_status == "compile_error"), mutants
     probes = {e.subject: e.status for e in verification.executions.filter(role="probe")}
-    assert set(probes) == {"exit_before_main", "print_sample_output", "spin_forever", "allocate_forever"}, probes
+    assert set(probes) == {"exit_before_main", "print_sample_output", "read_answer_file", "write_outside_scratch",
+                           "spin_forever", "allocate_forever"}, probes  # fmt: skip
     assert "passed" not in probes.values(), probes
     assert not verification.executions.filter(status="sandbox_error").exists()
     if reference_status == "compile_error":
