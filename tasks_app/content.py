@@ -19,6 +19,7 @@ from tasks_app.canonical import canonical_json
 from tasks_app.errors import ValidationFailed
 from tasks_app.generated_tests import check_precondition, parse_generated_tests
 from tasks_app.languages import LANGUAGES, PYTHON, language_problem, parse_comparator
+from tasks_app.python_source import compile_error, top_level_names
 from tasks_app.repository.content import REPOSITORY_KIND, RepositoryContent, check_patches, parse_repository
 from tasks_app.test_generators import parse_test_generator
 
@@ -179,38 +180,6 @@ def content_hash(canonical: dict[str, Any]) -> str:
 
 
 # -- validation -----------------------------------------------------------------
-
-
-def _syntax_message(exc: SyntaxError) -> str:
-    where = f"line {exc.lineno}" if exc.lineno else "unknown line"
-    if exc.offset:
-        where += f", column {exc.offset}"
-    return f"syntax error at {where}: {exc.msg}"
-
-
-def compile_error(source: str) -> str | None:
-    """Return a message naming the line of a syntax error, or None if `source` parses."""
-    try:
-        ast.parse(source)
-    except SyntaxError as exc:
-        return _syntax_message(exc)
-    except ValueError as exc:  # e.g. a NUL byte, which ast refuses outright
-        return f"cannot be parsed: {exc}"
-    return None
-
-
-def top_level_names(source: str) -> set[str]:
-    tree = ast.parse(source)
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
 
 
 class _Parser:

@@ -13,8 +13,8 @@ import builtins
 import re
 from typing import Any
 
-from tasks_app.content import compile_error, top_level_names
 from tasks_app.importers.records import Problems, TaskRecord, build_record, json_type_name, slugify
+from tasks_app.python_source import compile_error, top_level_names
 
 NAME = "mbpp"
 MARKER = "test_list"
