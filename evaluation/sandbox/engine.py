@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from evaluation.sandbox import counters, evidence, interactors, programs, replay, special_judges
+from evaluation.sandbox import counters, evidence, function_calls, interactors, programs, replay, special_judges
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import lite
 from evaluation.sandbox.harness_files import harness_version
@@ -210,6 +210,9 @@ def run(
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
+    if function_calls.is_function_calls(request):
+        # A call of the solution's function per test: the solution and its driver, run as a program.
+        request = function_calls.as_program_run(request)
     if interactors.judged_by_interactor(request):
         # Two programs talking through pipes, each in a fresh sandbox of its own.
         result = interactors.run_with_interactor(

@@ -9,7 +9,9 @@ Modes (`comparator["mode"]`):
   expected one (either suffices; 1e-9 absolute if neither is given), the others exact;
 - `unordered_lines`: the same lines (as `lines` normalises them) in any order, each as
   many times;
-- `tokens_nocase`: tokens, compared case-insensitively: only where a task asks for it.
+- `tokens_nocase`: tokens, compared case-insensitively: only where a task asks for it;
+- `values`: a function test's result as its driver wrote it, read by the declared
+  return type (`returns`) and compared with the expected value (call_values.py).
 
 Nothing compares case-insensitively by default, and output cut short or followed by
 more never passes: every mode compares the whole of both. Each mismatch says where.
@@ -21,13 +23,17 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts wit
 if TYPE_CHECKING:
     from typing import Any
 
-MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase")
+MODES = ("lines", "exact", "tokens", "float", "unordered_lines", "tokens_nocase", "values")
 
 
-def mismatch(comparator: dict[str, Any] | None, expected: str, got: str) -> str | None:
+def mismatch(comparator: dict[str, Any] | None, expected: Any, got: str) -> str | None:
     """None if `got` is accepted; else what differs, for the test's message."""
     comparator = comparator or {}
     mode = comparator.get("mode") or "lines"
+    if mode == "values":
+        from . import call_values  # only function tests need it
+
+        return call_values.mismatch(comparator, expected, got)
     if mode == "exact":
         return None if got == expected else _first_char(expected, got)
     if mode == "lines":
