@@ -17,6 +17,8 @@ from django.conf import settings
 
 from tasks_app.canonical import canonical_json
 from tasks_app.errors import ValidationFailed
+from tasks_app.function_signatures import KIND as FUNCTION_CALLS
+from tasks_app.function_signatures import RESERVED, parse_case, parse_signature
 from tasks_app.generated_tests import check_precondition, parse_generated_tests
 from tasks_app.languages import LANGUAGES, PYTHON, language_problem, parse_comparator
 from tasks_app.python_source import compile_error, top_level_names
@@ -27,7 +29,7 @@ HASH_SCHEME = "taskversion/v1"
 
 # The kinds whose content is one program judged by a suite; `repository` is a project
 # an agent edits (tasks_app/repository/), judged by the session engine.
-PROGRAM_SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
+PROGRAM_SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio", FUNCTION_CALLS)
 SUITE_KINDS = (*PROGRAM_SUITE_KINDS, REPOSITORY_KIND)
 SOLUTION_ROLES = ("reference", "adversarial")
 SOLUTION_FIELDS = ("role", "label", "code", "note")
@@ -57,6 +59,7 @@ CONTENT_FIELDS = (
     "generated_tests",
     "comparator",
     "test_generator",
+    "signature",
 )
 
 
@@ -92,6 +95,9 @@ class VersionContent:
     comparator: dict[str, Any] = field(default_factory=dict)  # stdio: how output is compared (languages.py)
     # stdio: a generator of test inputs and its validator (test_generators.py); {} for none.
     test_generator: dict[str, Any] = field(default_factory=dict)
+    # function_calls: the function's parameters and result, typed for every language
+    # (function_signatures.py); {} for the other kinds.
+    signature: dict[str, Any] = field(default_factory=dict)
 
     # -- construction -------------------------------------------------------------
 
@@ -126,6 +132,7 @@ class VersionContent:
             generated_tests=list(version.generated_tests),
             comparator=dict(version.comparator or {}),
             test_generator=dict(version.test_generator or {}),
+            signature=dict(version.signature or {}),
         )
 
     # -- canonical form ----------------------------------------------------------
@@ -162,6 +169,8 @@ class VersionContent:
             canonical["comparator"] = self.comparator
         if self.test_generator:
             canonical["test_generator"] = self.test_generator
+        if self.signature:
+            canonical["signature"] = self.signature
         return canonical
 
     def sorted_solutions(self) -> list[SolutionContent]:
@@ -258,11 +267,15 @@ class _Parser:
             self.error("entry_point", f"{entry_point!r} is not a valid Python identifier.")
         elif not entry_point and suite_kind and suite_kind not in ("stdio", REPOSITORY_KIND):
             self.error("entry_point", f"Required for suite kind {suite_kind!r}: the function the tests call.")
+        elif suite_kind == FUNCTION_CALLS and (entry_point.lower() in RESERVED or entry_point.lower() == "main"):
+            self.error("entry_point", f"{entry_point!r} is reserved in some language here (or is the driver's "
+                                      "`main`); choose another name.")  # fmt: skip
+        signature = parse_signature(data.get("signature"), suite_kind or "", language, self.error)
         starter_code = self.text(data, "starter_code", limit=code_limit)
         raw_setup = data.get("test_setup")
         test_setup = self.code("" if raw_setup is None else raw_setup, "test_setup", must_parse=True)
-        visible = self.tests(data, "visible_tests", suite_kind, required=False)
-        hidden = self.tests(data, "hidden_tests", suite_kind, required=not repo_kind)
+        visible = self.tests(data, "visible_tests", suite_kind, required=False, signature=signature)
+        hidden = self.tests(data, "hidden_tests", suite_kind, required=not repo_kind, signature=signature)
         # An invalid entry point is reported once, not again for every reference.
         checked_entry = "" if f"{self.prefix}entry_point" in self.errors else entry_point
         solutions = self.solutions(data.get("solutions", []), checked_entry, suite_kind, language != PYTHON)
@@ -304,6 +317,7 @@ class _Parser:
             generated_tests=generated,
             comparator=comparator,
             test_generator=test_generator,
+            signature=signature,
         )
 
     def repository(self, data: dict, suite_kind: str, solutions: list[SolutionContent]) -> RepositoryContent | None:
@@ -350,7 +364,7 @@ class _Parser:
 
     # Test suites --------------------------------------------------------------------
 
-    def tests(self, data: dict, name: str, suite_kind: str, *, required: bool) -> list[Any]:
+    def tests(self, data: dict, name: str, suite_kind: str, *, required: bool, signature: dict[str, Any]) -> list[Any]:
         value = data.get(name, [])
         if value is None:
             value = []
@@ -370,6 +384,8 @@ class _Parser:
             path = f"{name}[{index}]"
             if suite_kind == "stdio":
                 out.append(self.stdio_case(item, path))
+            elif suite_kind == FUNCTION_CALLS:
+                out.append(parse_case(item, signature, path, self.error))
             elif suite_kind == "assertions":
                 out.append(self.assertion(item, path))
             else:

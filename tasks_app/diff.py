@@ -4,6 +4,7 @@ that both the side-by-side UI and the JSON API render."""
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ def _tests_text(kind: str, tests: list[Any]) -> str:
         return "\n".join(parts)
     if kind == "assertions":
         return "\n".join(tests)
+    if kind == "function_calls":  # one call a line, so a changed expected value is one changed line
+        return "\n".join(f"{json.dumps(t.get('args'))} -> {json.dumps(t.get('expected'))}" for t in tests)
     return "\n".join(f"# --- test module {i} ---\n{src}" for i, src in enumerate(tests, 1))
 
 
@@ -88,6 +91,9 @@ def _sections_of(content: VersionContent | None) -> dict[str, tuple[str, str]]:
             f"wall time: {content.time_limit_s:g} s\nmemory: {content.memory_limit_mb} MB",
         ),
     }
+    if content.signature:
+        params = ", ".join(f"{p['name']}: {p['type']}" for p in content.signature.get("params") or ())
+        sections["signature"] = ("Signature", f"{content.entry_point}({params}) -> {content.signature['returns']}")
     if content.precondition:
         sections["precondition"] = ("Precondition on generated inputs", content.precondition)
     if content.comparator:

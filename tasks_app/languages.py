@@ -28,7 +28,7 @@ LANGUAGES = (
     "lua",
     "csharp",
 )
-OTHER_LANGUAGE_SUITE_KINDS = ("stdio",)
+OTHER_LANGUAGE_SUITE_KINDS = ("stdio", "function_calls")
 # evaluation/sandbox/harness/compare.py's modes, and `checker`: a program of the task's
 # (evaluation/sandbox/special_judges.py) judges each output under testlib's contract.
 CHECKER_MODE = "checker"
@@ -45,8 +45,9 @@ def language_problem(language: str, suite_kind: str) -> str | None:
     """Why `language` cannot have `suite_kind` tests, or None."""
     if language != PYTHON and suite_kind and suite_kind not in OTHER_LANGUAGE_SUITE_KINDS:
         return (
-            f"A {language} solution is judged on stdio cases (suite kind 'stdio'), not {suite_kind!r}: "
-            "function tests, pytest and repositories are Python's."
+            f"A {language} solution is judged on stdio cases (suite kind 'stdio') or calls of its function "
+            f"(suite kind 'function_calls'), not {suite_kind!r}: assertions, check functions, pytest and "
+            "repositories are Python's."
         )
     return None
 
@@ -59,6 +60,8 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
     if not isinstance(raw, dict):
         error("comparator", f"Expected an object with {', '.join(COMPARATOR_FIELDS)}, got {type(raw).__name__}.")
         return {}
+    if suite_kind == "function_calls":
+        return _call_tolerances(raw, error)
     if suite_kind and suite_kind != "stdio":
         error("comparator", f"Only stdio tasks compare output; suite kind {suite_kind!r} has its own checks.")
         return {}
@@ -82,6 +85,27 @@ def parse_comparator(raw: Any, suite_kind: str, error: Callable[[str, str], None
         if mode != "float":
             error(f"comparator.{name}", "A tolerance is only for mode 'float'.")
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            error(f"comparator.{name}", f"Expected a number of 0 or more, got {value!r}.")
+        else:
+            comparator[name] = float(value)
+    return comparator
+
+
+def _call_tolerances(raw: dict[str, Any], error: Callable[[str, str], None]) -> dict[str, Any]:
+    """A function test's comparator: only how close a float result must be (mode `float`,
+    `abs_tol` and/or `rel_tol`; 1e-9 of each by default)."""
+    if raw.get("mode") != "float":
+        error("comparator.mode", "A function_calls task's results are compared by their type; only mode 'float' "
+                                 "(with abs_tol and/or rel_tol) may change how close a float must be.")  # fmt: skip
+        return {}
+    comparator: dict[str, Any] = {"mode": "float"}
+    for extra in sorted(set(raw) - {"mode", "abs_tol", "rel_tol"}):
+        error(f"comparator.{extra}", "Unknown field. Allowed fields: mode, abs_tol, rel_tol.")
+    for name in ("abs_tol", "rel_tol"):
+        value = raw.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             error(f"comparator.{name}", f"Expected a number of 0 or more, got {value!r}.")
         else:
             comparator[name] = float(value)

@@ -95,6 +95,9 @@ class TaskVersion(models.Model):
     # stdio: a program that writes test inputs from a seed, and optionally a validator
     # that checks them (tasks_app/test_generators.py). In the hash only when set.
     test_generator = models.JSONField(default=dict, blank=True)
+    # function_calls: the function's typed parameters and result, for every language
+    # (tasks_app/function_signatures.py). In the hash only when set.
+    signature = models.JSONField(default=dict, blank=True)
     changelog = models.TextField(blank=True)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="authored_versions")
     # DO_NOTHING: versions are never updated (a trigger refuses it), so deleting a

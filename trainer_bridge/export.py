@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from evaluation.sandbox import drivers
 from evaluation.sandbox.languages import LANGUAGES as RUNTIMES
 from trainer_bridge.models import Snapshot
 
@@ -79,10 +80,15 @@ _COLUMNS = (
     # or a checker program with its source: judging logic, not tests, so it always goes).
     "version__language",
     "version__comparator",
+    # function_calls: the typed signature, from which the prompt shows the declaration in
+    # the task's language when the curator wrote no starter code.
+    "version__signature",
 )
 _HIDDEN = "version__hidden_tests"
 _JSON_COLUMNS = frozenset({"tags", "version__visible_tests", "version__generated_tests", "version__comparator",
-                           _HIDDEN})  # fmt: skip
+                           "version__signature", _HIDDEN})  # fmt: skip
+# The suite kinds whose tests are objects: each goes as its JSON text (`_cases`).
+_OBJECT_CASES = ("stdio", "function_calls")
 
 # One encoder for the whole module: json.dumps with a non-default option builds a
 # new encoder on every call, which is a measurable share of a row's cost.
@@ -107,8 +113,11 @@ def _interactive(comparator: Any) -> bool:
 
 
 def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code: str, language: str,
-                 comparator: Any = None) -> str:  # fmt: skip
+                 comparator: Any = None, signature: Any = None) -> str:  # fmt: skip
     parts = [statement.strip()]
+    if suite_kind == "function_calls" and not starter_code.strip() and signature:
+        signature = json.loads(signature) if isinstance(signature, str) else signature
+        starter_code = drivers.declaration(language, signature, entry_point)
     runtime = RUNTIMES.get(language)
     if runtime is not None:  # another language than Python: say which (and fence its starter code so)
         parts.append(f"Write the program in {runtime.title}.")
@@ -116,6 +125,10 @@ def _user_prompt(statement: str, suite_kind: str, entry_point: str, starter_code
         parts.append(INTERACTIVE_NOTE)
     elif suite_kind == "stdio":
         parts.append("Read from standard input and write to standard output.")
+    elif suite_kind == "function_calls" and language in ("java", "csharp"):
+        parts.append(f"Define `{entry_point}` as a static method of a class `Solution`, with the signature below.")
+    elif suite_kind == "function_calls":
+        parts.append(f"Define `{entry_point}` with the signature below, and no `main` of your own.")
     elif entry_point:
         parts.append(f"Define `{entry_point}`.")
     if starter_code.strip():
@@ -146,7 +159,7 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
          entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated, language,
-         comparator) = row[:width]  # fmt: skip
+         comparator, signature) = row[:width]  # fmt: skip
         tests = {"setup": setup, "visible": _cases(suite_kind, visible)}
         if with_hidden_tests:
             tests["hidden"] = _cases(suite_kind, row[width])
@@ -159,7 +172,9 @@ def records(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[dict[str
                 {"role": "system", "content": system_prompt(language)},
                 {
                     "role": "user",
-                    "content": _user_prompt(statement, suite_kind, entry_point, starter_code, language, comparator),
+                    "content": _user_prompt(
+                        statement, suite_kind, entry_point, starter_code, language, comparator, signature
+                    ),
                 },
             ],
             "suite_kind": suite_kind,
@@ -181,14 +196,14 @@ def _cases(suite_kind: str, tests: list[Any]) -> list[Any]:
     """Every test as a string, in every format: an stdio case ({"input", "output"})
     goes as its JSON text (`json.loads` it). One type per column is what lets a
     snapshot mixing stdio with other suites load with `datasets` (Arrow) as it is."""
-    if suite_kind != "stdio":
+    if suite_kind not in _OBJECT_CASES:
         return tests
     return [case if isinstance(case, str) else _encode(case) for case in tests]
 
 
 def _cases_text(suite_kind: str, text: str) -> str:
     """`_cases` for a JSON column fetched as text: other suites' lists go as they are."""
-    return text if suite_kind != "stdio" else _encode(_cases(suite_kind, json.loads(text)))
+    return text if suite_kind not in _OBJECT_CASES else _encode(_cases(suite_kind, json.loads(text)))
 
 
 def _number(value: float | None) -> str:
@@ -213,8 +228,10 @@ def record_lines(snapshot: Snapshot, *, with_hidden_tests: bool) -> Iterator[str
     for row in member_rows(snapshot, with_hidden_tests=with_hidden_tests, json_as_text=True):
         (slug, content_hash, difficulty, difficulty_source, band, reward_noise, tags, number, statement, suite_kind,
          entry_point, starter_code, setup, visible, time_limit_s, memory_limit_mb, generated, language,
-         comparator) = row[:width]  # fmt: skip
-        user = encode_basestring(_user_prompt(statement, suite_kind, entry_point, starter_code, language, comparator))
+         comparator, signature) = row[:width]  # fmt: skip
+        user = encode_basestring(
+            _user_prompt(statement, suite_kind, entry_point, starter_code, language, comparator, signature)
+        )
         hidden = f', "hidden": {_cases_text(suite_kind, row[width])}' if with_hidden_tests else ""
         visible = _cases_text(suite_kind, visible)
         yield (

@@ -113,7 +113,9 @@ def samples_ingest(
             version = task.latest_version
             code = extract_code(sample.completion)
             if version.suite_kind != "stdio":
-                code = with_prompt(code, prompt=version.starter_code, entry_point=version.entry_point)
+                code = with_prompt(
+                    code, prompt=version.starter_code, entry_point=version.entry_point, language=version.language
+                )
             rows.append(
                 Attempt(
                     solver=solvers[sample.solver or default],

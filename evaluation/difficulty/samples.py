@@ -94,9 +94,10 @@ def _defines(code: str, name: str) -> bool:
     )
 
 
-def with_prompt(code: str, *, prompt: str, entry_point: str) -> str:
-    """`code` as a whole program: behind the task's prompt when it is only a body."""
-    if not entry_point or not prompt or _defines(code, entry_point):
+def with_prompt(code: str, *, prompt: str, entry_point: str, language: str = "python") -> str:
+    """`code` as a whole program: behind the task's prompt when it is only a body (a
+    Python body, HumanEval's way; another language's completion is taken whole)."""
+    if language != "python" or not entry_point or not prompt or _defines(code, entry_point):
         return code
     return prompt + code if prompt.endswith("\n") or code.startswith("\n") else prompt + "\n" + code
 

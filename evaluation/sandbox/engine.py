@@ -210,7 +210,8 @@ def run(
     backend = backend or default_backend()
     if warm and pool is None:
         pool = get_pool(backend)
-    if function_calls.is_function_calls(request):
+    calls = request if function_calls.is_function_calls(request) else None
+    if calls is not None:
         # A call of the solution's function per test: the solution and its driver, run as a program.
         request = function_calls.as_program_run(request)
     if interactors.judged_by_interactor(request):
@@ -235,6 +236,8 @@ def run(
         )
         if isinstance(ready, RunResult):
             ready.backend = ready.backend or backend
+            if calls is not None and ready.status == Status.COMPILE_ERROR:
+                ready.message = f"{function_calls.compile_note(calls)}\n{ready.message}"
             return ready
         request = ready
     started = time.monotonic()

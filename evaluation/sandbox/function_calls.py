@@ -29,6 +29,17 @@ def is_function_calls(request: RunRequest) -> bool:
     return request.suite_kind == KIND
 
 
+def compile_note(request: RunRequest) -> str:
+    """What a compile error of a function_calls solution says first: most often the
+    function is not the one the driver calls."""
+    signature = request.tests.get("signature") or {}
+    params = ", ".join(f"{p['name']}: {p['type']}" for p in signature.get("params") or ())
+    return (
+        f"(built with the task's driver, which calls {request.entry_point}({params}) -> {signature.get('returns')} "
+        f"as {request.language} declares it: a function of another signature, or a `main` of its own, does not build)"
+    )
+
+
 def as_program_run(request: RunRequest) -> RunRequest:
     """The stdio run of `request`'s solution with its driver. Raises ValueError for a
     signature or language with no driver (the version was validated: a bug of ours)."""

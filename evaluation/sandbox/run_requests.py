@@ -22,6 +22,8 @@ def run_request_for(version: Any, code: str, *, seed: int = 0, repeat: int = 0) 
     }
     if getattr(version, "comparator", None):  # only when set: every earlier request keeps its digest
         tests["comparator"] = dict(version.comparator)
+    if getattr(version, "signature", None):  # function_calls: what the driver reads and the judge compares
+        tests["signature"] = dict(version.signature)
     return RunRequest(
         suite_kind=version.suite_kind,
         solution=code,

@@ -75,6 +75,7 @@ def _planned(version: TaskVersion, config: VerifyConfig) -> list[dict[str, Any]]
             statement=version.statement,
             starter_code=version.starter_code,
             language=language,
+            signature=dict(getattr(version, "signature", None) or {}),
         )
         for probe in found:
             items.append(

@@ -90,6 +90,11 @@ class VersionContentSchema(serializers.Serializer):
         help_text="stdio: {mode, abs_tol?, rel_tol?}, mode one of lines (default), exact, tokens, float, "
         "unordered_lines, tokens_nocase (docs/languages.md).",
     )
+    signature = serializers.JSONField(
+        required=False,
+        help_text='function_calls: {"params": [{"name", "type"}], "returns": type}, types int, float, bool, str '
+        "and list[T]; each test is then {args, expected} (docs/languages.md).",
+    )
     test_generator = serializers.JSONField(
         required=False,
         help_text="stdio: {language, source, validator?: {language, source}, count?}: a program printing one test "
@@ -232,7 +237,7 @@ class VersionOut(serializers.ModelSerializer):
             "task", "number", "content_hash", "parent", "author", "changelog", "created_at", "statement",
             "language", "entry_point", "starter_code", "suite_kind", "test_setup", "visible_tests",
             "hidden_tests", "solutions", "time_limit_s", "memory_limit_mb", "repository", "precondition",
-            "generated_tests", "comparator", "test_generator",
+            "generated_tests", "comparator", "test_generator", "signature",
         ]  # fmt: skip
 
 

@@ -107,6 +107,7 @@ def _insert_version(
         generated_tests=content.generated_tests,
         comparator=content.comparator,
         test_generator=content.test_generator,
+        signature=content.signature,
         changelog=changelog,
         author=actor,
         parent=parent,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import template
@@ -12,6 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 from tasks_app.highlighting import highlight_code
 from tasks_app.markdown import render_markdown
 from tasks_app.models import State
+from tasks_app.ui.suite_text import signature_to_text
 
 register = template.Library()
 
@@ -31,6 +33,19 @@ def state_badge(state: str) -> SafeString:
 def highlight(source: str, language: str = "python") -> SafeString:
     """`<pre><code>` of a source, highlighted in its language (tasks_app/highlighting.py)."""
     return highlight_code(source or "", language or "python")
+
+
+@register.filter
+def signature_text(signature: dict[str, Any]) -> str:
+    """`(xs: list[int], k: int) -> int`: a function_calls task's signature as the form writes it."""
+    return signature_to_text(signature or {})
+
+
+@register.filter
+def call_text(case: dict[str, Any]) -> str:
+    """`(…args…) → expected` of one function test, the values in JSON."""
+    args = ", ".join(json.dumps(arg, ensure_ascii=False) for arg in case.get("args") or ())
+    return f"({args}) → {json.dumps(case.get('expected'), ensure_ascii=False)}"
 
 
 @register.filter

@@ -15,7 +15,13 @@ from tasks_app.errors import DomainError, ValidationFailed
 from tasks_app.languages import JUDGE_PROGRAM_MODES
 from tasks_app.services.versions import normalise_tags, validate_changelog, validate_slug, validate_title
 from tasks_app.ui.forms import MAX_SOLUTION_ROWS, SolutionForm, TaskForm, row_index, solution_form
-from tasks_app.ui.suite_text import SuiteTextError, parse_suite_text, suite_to_text
+from tasks_app.ui.suite_text import (
+    SuiteTextError,
+    parse_suite_text,
+    signature_from_text,
+    signature_to_text,
+    suite_to_text,
+)
 
 MIN_SOLUTION_ROWS = 3
 _ROW_KEY = re.compile(r"^solutions-(\d+)-(?:role|label|code|note)$")
@@ -97,6 +103,11 @@ class TaskEditor:
                 raw[name] = data[name]
         if data.get("language"):
             raw["language"] = data["language"]
+        if (data.get("signature") or "").strip():
+            try:
+                raw["signature"] = signature_from_text(data["signature"])
+            except SuiteTextError as exc:
+                self.form.add_error("signature", str(exc))
         if (data.get("generator_source") or "").strip():
             raw["test_generator"] = {"language": data.get("generator_language") or "python",
                                      "source": data["generator_source"]}  # fmt: skip
@@ -190,6 +201,9 @@ class TaskEditor:
         if path.startswith("test_generator"):
             self.form.add_error(GENERATOR_FIELDS.get(path.removeprefix("test_generator"), "generator_source"), message)
             return
+        if path.startswith("signature"):
+            self.form.add_error("signature", f"{path.removeprefix('signature').lstrip('.')}: {message}".lstrip(": "))
+            return
         if path.startswith("comparator."):
             field_name = COMPARATOR_FIELDS.get(path.removeprefix("comparator."), "comparator_mode")
             self.form.add_error(field_name, message)
@@ -255,6 +269,7 @@ def editor_initial(task: Any, version: Any) -> tuple[dict[str, Any], list[dict[s
         "test_setup": version.test_setup,
         "precondition": version.precondition,
         "language": version.language,
+        "signature": signature_to_text(version.signature or {}),
         "comparator_mode": (version.comparator or {}).get("mode", ""),
         "comparator_abs_tol": _tolerance_text((version.comparator or {}).get("abs_tol")),
         "comparator_rel_tol": _tolerance_text((version.comparator or {}).get("rel_tol")),

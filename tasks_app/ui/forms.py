@@ -72,12 +72,18 @@ class TaskForm(forms.Form):
         help_text="The function the tests call, e.g. add. Not needed for stdio tasks.",
         widget=forms.TextInput(attrs={"autocapitalize": "off", "spellcheck": "false"}),
     )
+    signature = forms.CharField(
+        label="Signature (function_calls)", required=False,
+        help_text="The function's parameters and result, for every language: (xs: list[int], k: int) -> int. "
+        "Types: int, float, bool, str and list[T]. Each test is then {\"args\": [...], \"expected\": ...}.",
+        widget=forms.TextInput(attrs={"autocapitalize": "off", "spellcheck": "false"}),
+    )  # fmt: skip
     suite_kind = forms.CharField(
         label="Suite kind", required=False, widget=forms.Select(choices=[(k, k) for k in PROGRAM_SUITE_KINDS])
     )
     language = forms.CharField(
         label="Language", required=False, widget=forms.Select(choices=[(x, x) for x in LANGUAGES]),
-        help_text="Of the solutions. Other languages than Python are judged on stdio cases.",
+        help_text="Of the solutions. Other languages than Python are judged on stdio cases or function calls.",
     )  # fmt: skip
     comparator_mode = forms.CharField(
         label="Output comparison (stdio)", required=False,

@@ -8,7 +8,11 @@ editor and saving without touching anything gives the same content hash:
   and comments are ignored);
 - check_function and pytest: the module source; several modules are
   separated by a line `# --- module ---`;
-- stdio: a JSON list of {"input": ..., "output": ...} objects.
+- stdio: a JSON list of {"input": ..., "output": ...} objects;
+- function_calls: a JSON list of {"args": [...], "expected": ...} objects.
+
+A function_calls task's signature is one line, `(xs: list[int], k: int) -> int`
+(`signature_from_text`, `signature_to_text`).
 """
 
 from __future__ import annotations
@@ -42,8 +46,8 @@ def parse_suite_text(kind: str, text: str) -> ParsedSuite:
         return ParsedSuite([], [])
     if kind == "assertions":
         return _parse_assertions(text)
-    if kind == "stdio":
-        return _parse_stdio(text)
+    if kind in ("stdio", "function_calls"):
+        return _parse_json_cases(text, kind)
     if kind in ("check_function", "pytest"):
         modules = [m for m in _MODULE_SPLIT.split(text) if m.strip()]
         locators = [f"module {i}" for i in range(1, len(modules) + 1)] if len(modules) > 1 else [""]
@@ -56,7 +60,7 @@ def parse_suite_text(kind: str, text: str) -> ParsedSuite:
 def suite_to_text(kind: str, tests: list[Any]) -> str:
     if not tests:
         return ""
-    if kind == "stdio":
+    if kind in ("stdio", "function_calls"):
         return json.dumps(tests, indent=2, ensure_ascii=False)
     if kind == "assertions":
         return "\n".join(str(t) for t in tests)
@@ -75,11 +79,52 @@ def _parse_assertions(text: str) -> ParsedSuite:
     return ParsedSuite(tests, [f"line {node.lineno}" for node in tree.body])
 
 
-def _parse_stdio(text: str) -> ParsedSuite:
+def _parse_json_cases(text: str, kind: str) -> ParsedSuite:
     try:
         cases = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SuiteTextError(f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from exc
     if not isinstance(cases, list):
-        raise SuiteTextError('Expected a JSON list of {"input": ..., "output": ...} objects.')
+        fields = '"input": ..., "output": ...' if kind == "stdio" else '"args": [...], "expected": ...'
+        raise SuiteTextError(f"Expected a JSON list of {{{fields}}} objects.")
     return ParsedSuite(cases, [f"case {i}" for i in range(1, len(cases) + 1)])
+
+
+_PARAM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.+?)\s*$")
+
+
+def signature_from_text(text: str) -> dict[str, Any]:
+    """`(xs: list[int], k: int) -> int` as a signature object; the types are checked by
+    the content's own validation (tasks_app/function_signatures.py)."""
+    text = (text or "").strip()
+    head, arrow, returns = text.rpartition("->")
+    head = head.strip()
+    if not arrow or not head.startswith("(") or not head.endswith(")") or not returns.strip():
+        raise SuiteTextError("Write it as (name: type, ...) -> type, e.g. (xs: list[int], k: int) -> int.")
+    params = []
+    inside = head[1:-1].strip()
+    for number, part in enumerate(_split_params(inside) if inside else [], 1):
+        match = _PARAM.match(part)
+        if not match:
+            raise SuiteTextError(f"Parameter {number} ({part.strip()!r}) is not name: type.")
+        params.append({"name": match[1], "type": match[2].replace(" ", "")})
+    return {"params": params, "returns": returns.strip().replace(" ", "")}
+
+
+def signature_to_text(signature: dict[str, Any]) -> str:
+    if not signature:
+        return ""
+    params = ", ".join(f"{p['name']}: {p['type']}" for p in signature.get("params") or ())
+    return f"({params}) -> {signature.get('returns', '')}"
+
+
+def _split_params(text: str) -> list[str]:
+    """Commas between parameters, not those inside a type's brackets."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts

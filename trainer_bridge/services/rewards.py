@@ -163,7 +163,9 @@ _PREPARE_FIELDS = ("id", "content_hash", "entry_point", "starter_code", "languag
 def prepared_code(completion: str, version: TaskVersion) -> str:
     """What runs: the completion's code, behind the task's prompt when it is only a body."""
     code = extract_code(completion, version.language or "python")
-    return with_prompt(code, prompt=version.starter_code, entry_point=version.entry_point)
+    return with_prompt(
+        code, prompt=version.starter_code, entry_point=version.entry_point, language=version.language or "python"
+    )
 
 
 def in_flight() -> int:

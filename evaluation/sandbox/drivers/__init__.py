@@ -54,10 +54,10 @@ def program_source(language: str, signature: dict[str, Any], entry_point: str, s
     return builder.program(signature, entry_point, solution)
 
 
-def declaration(language: str, signature: dict[str, Any], entry_point: str) -> str:
+def declaration(language: str, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
     """What a solution in `language` defines: the function (in its class, where the
-    language wants one) with an empty body, for a prompt or a starter."""
-    return _builder(language).declaration(signature, entry_point)
+    language wants one) with `body` (empty by default: a prompt's or a starter's)."""
+    return _builder(language).declaration(signature, entry_point, body)
 
 
 def _builder(language: str) -> Any:

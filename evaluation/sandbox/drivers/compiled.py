@@ -33,6 +33,10 @@ from evaluation.sandbox.drivers.value_types import MARKER, Type, mangle, param_t
 _HEX = '"0123456789abcdef"'
 
 
+def _indented(body: str, depth: int = 1) -> str:
+    return "".join("    " * depth + line + "\n" for line in body.splitlines())
+
+
 def _names(signature: dict[str, Any]) -> list[str]:
     return [param["name"] for param in signature.get("params") or ()]
 
@@ -98,11 +102,12 @@ class CppBuilder:
         )
         return _CPP_PRELUDE + solution.rstrip("\n") + "\n" + main
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         params = ", ".join(
             f"{_cpp_type(k)} {n}" for k, n in zip(param_types(signature), _names(signature), strict=True)
         )
-        return f"#include <bits/stdc++.h>\n\n{_cpp_type(return_type(signature))} {entry_point}({params}) {{\n}}\n"
+        head = f"#include <bits/stdc++.h>\n\n{_cpp_type(return_type(signature))} {entry_point}({params})"
+        return f"{head} {{\n{_indented(body)}}}\n"
 
 
 # --- C ----------------------------------------------------------------------------------
@@ -196,7 +201,7 @@ class CBuilder:
         )  # fmt: skip
         return _C_PRELUDE + helpers + "#line 1\n" + solution.rstrip("\n") + "\n" + main
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         params = []
         for kind, name in zip(param_types(signature), _names(signature), strict=True):
             if kind[0] == "list":
@@ -209,8 +214,8 @@ class CBuilder:
             result = _c_declared(_C_SCALAR[returns[1][0]] + " *", entry_point)
         else:
             result = _c_declared(_C_SCALAR[returns[0]], entry_point)
-        head = "#include <stdbool.h>\n#include <stddef.h>\n#include <stdlib.h>\n\n"
-        return f"{head}{result}({', '.join(params)}) {{\n}}\n"
+        head = "#include <stdbool.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n"
+        return f"{head}{result}({', '.join(params)}) {{\n{_indented(body)}}}\n"
 
 
 def _c_declared(c_type: str, name: str) -> str:
@@ -291,13 +296,14 @@ class JavaBuilder:
         solution = re.sub(r"\bpublic\s+((?:final\s+)?class\s+Solution\b)", r"\1", solution)
         return solution.rstrip("\n") + "\n" + driver
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         params = ", ".join(
             f"{_java_type(k).replace('java.util.', '')} {n}"
             for k, n in zip(param_types(signature), _names(signature), strict=True)
         )
         returns = _java_type(return_type(signature)).replace("java.util.", "")
-        return f"import java.util.*;\n\nclass Solution {{\n    public static {returns} {entry_point}({params}) {{\n    }}\n}}\n"
+        method = f"    public static {returns} {entry_point}({params}) {{\n{_indented(body, 2)}    }}\n"
+        return f"import java.util.*;\n\nclass Solution {{\n{method}}}\n"
 
 
 # --- C# ---------------------------------------------------------------------------------
@@ -365,12 +371,12 @@ class CSharpBuilder:
         )  # fmt: skip
         return solution.rstrip("\n") + "\n" + driver
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         short = lambda kind: _cs_type(kind).replace("System.Collections.Generic.", "")  # noqa: E731
         params = ", ".join(f"{short(k)} {n}" for k, n in zip(param_types(signature), _names(signature), strict=True))
         return (
             "using System;\nusing System.Collections.Generic;\n\nclass Solution {\n"
-            f"    public static {short(return_type(signature))} {entry_point}({params}) {{\n    }}\n}}\n"
+            f"    public static {short(return_type(signature))} {entry_point}({params}) {{\n{_indented(body, 2)}    }}\n}}\n"
         )
 
 
@@ -440,9 +446,11 @@ class GoBuilder:
             solution = f"package main; {_GO_IMPORTS}\n{solution}"
         return solution.rstrip("\n") + "\n" + driver
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         params = ", ".join(f"{n} {_go_type(k)}" for k, n in zip(param_types(signature), _names(signature), strict=True))
-        return f"package main\n\nfunc {entry_point}({params}) {_go_type(return_type(signature))} {{\n}}\n"
+        imports = "".join(f'import "{name}"\n' for name in ("fmt", "os") if f"{name}." in body)
+        head = f"package main\n\n{imports}{chr(10) if imports else ''}func {entry_point}({params})"
+        return f"{head} {_go_type(return_type(signature))} {{\n{_indented(body)}}}\n"
 
 
 # --- Rust -------------------------------------------------------------------------------
@@ -517,11 +525,11 @@ class RustBuilder:
         )  # fmt: skip
         return solution.rstrip("\n") + "\n" + _RUST_DRIVER + main
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         params = ", ".join(
             f"{n}: {_rust_type(k)}" for k, n in zip(param_types(signature), _names(signature), strict=True)
         )
-        return f"fn {entry_point}({params}) -> {_rust_type(return_type(signature))} {{\n}}\n"
+        return f"fn {entry_point}({params}) -> {_rust_type(return_type(signature))} {{\n{_indented(body)}}}\n"
 
 
 BUILDERS = {

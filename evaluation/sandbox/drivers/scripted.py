@@ -229,6 +229,7 @@ class ScriptedBuilder:
     call: str = "{name}"  # how the driver names the function
     typed: bool = False  # TypeScript: parameters and result carry their types
     sigil: str = ""  # before each parameter's name (PHP's `$`)
+    empty: str = ""  # the body of an empty declaration
 
     def program(self, signature: dict[str, Any], entry_point: str, solution: str) -> str:
         driver = (
@@ -241,13 +242,19 @@ class ScriptedBuilder:
             driver = driver.replace(" as any", "")
         return solution.rstrip("\n") + "\n" + driver
 
-    def declaration(self, signature: dict[str, Any], entry_point: str) -> str:
+    def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         names = [self.sigil + param["name"] for param in signature.get("params") or ()]
+        body = _indented(body) if body else self.empty
         if self.typed:
             types = [_ts_type(kind) for kind in param_types(signature)]
             params = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True))
-            return self.stub.format(name=entry_point, params=params, returns=_ts_type(return_type(signature)))
-        return self.stub.format(name=entry_point, params=", ".join(names))
+            returns = _ts_type(return_type(signature))
+            return self.stub.format(name=entry_point, params=params, returns=returns, body=body)
+        return self.stub.format(name=entry_point, params=", ".join(names), body=body)
+
+
+def _indented(body: str, depth: int = 1) -> str:
+    return "".join("    " * depth + line + "\n" for line in body.splitlines())
 
 
 def _ts_type(kind: Type) -> str:
@@ -258,10 +265,12 @@ def _ts_type(kind: Type) -> str:
 
 _JSON = json.dumps
 BUILDERS = {
-    "python": ScriptedBuilder(_PYTHON, _JSON, "def {name}({params}):\n    ...\n"),
-    "javascript": ScriptedBuilder(_JAVASCRIPT, _JSON, "function {name}({params}) {{\n}}\n"),
-    "typescript": ScriptedBuilder(_JAVASCRIPT, _JSON, "function {name}({params}): {returns} {{\n}}\n", typed=True),
-    "ruby": ScriptedBuilder(_RUBY, _JSON, "def {name}({params})\nend\n"),
-    "php": ScriptedBuilder(_PHP, _JSON, "<?php\nfunction {name}({params}) {{\n}}\n", sigil="$"),
-    "lua": ScriptedBuilder(_LUA, _lua_literal, "function {name}({params})\nend\n"),
+    "python": ScriptedBuilder(_PYTHON, _JSON, "def {name}({params}):\n{body}", empty="    ...\n"),
+    "javascript": ScriptedBuilder(_JAVASCRIPT, _JSON, "function {name}({params}) {{\n{body}}}\n"),
+    "typescript": ScriptedBuilder(
+        _JAVASCRIPT, _JSON, "function {name}({params}): {returns} {{\n{body}}}\n", typed=True
+    ),
+    "ruby": ScriptedBuilder(_RUBY, _JSON, "def {name}({params})\n{body}end\n"),
+    "php": ScriptedBuilder(_PHP, _JSON, "<?php\nfunction {name}({params}) {{\n{body}}}\n", sigil="$"),
+    "lua": ScriptedBuilder(_LUA, _lua_literal, "function {name}({params})\n{body}end\n"),
 }

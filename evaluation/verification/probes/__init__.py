@@ -18,6 +18,7 @@ raw, must be a plain identifier.
 The package, one module per family of hacks:
 - call_hacks: modules for the kinds that call a function (templates/call/);
 - stdio_hacks: programs for the stdio kind (templates/stdio/);
+- function_hacks: functions in any language for the function_calls kind;
 - file_hacks: files planted for what runs later, shared by both (templates/files/);
 - helper_hacks: rewrites of the helpers the starter code gives;
 - repository_hacks: edits of a repository task's tree that tamper with its tests;
@@ -38,6 +39,7 @@ from evaluation.verification.probes.constants import (
     TIMEOUT_PROBES,
 )
 from evaluation.verification.probes.examples import visible_examples, visible_io
+from evaluation.verification.probes.function_hacks import function_probes
 from evaluation.verification.probes.helper_hacks import given_helpers, helper_probes
 from evaluation.verification.probes.language_hacks import language_probes
 from evaluation.verification.probes.render import Probe
@@ -69,11 +71,20 @@ def probes_for(
     statement: str = "",
     starter_code: str = "",
     language: str = "python",
+    signature: dict | None = None,
 ) -> list[Probe]:
     """The exploit probes for a task: programs for stdio (in the task's language),
-    modules defining `entry_point` otherwise."""
+    functions of its signature for function_calls (any language), modules defining
+    `entry_point` otherwise."""
     if suite_kind not in SUITE_KINDS:
         raise ValueError(f"unknown suite kind {suite_kind!r}: use one of {', '.join(SUITE_KINDS)}")
+    if suite_kind == "function_calls":
+        visible = list(visible_tests or [])
+        found = function_probes(language, entry_point, signature or {}, visible)
+        if language == "python":  # the interpreter's own hacks: always-equal objects, frame walks, ...
+            examples = [(tuple(t["args"]), {}, t["expected"]) for t in visible if isinstance(t, dict)]
+            found += [p for p in call_probes(entry_point, examples) if p.name not in {f.name for f in found}]
+        return found
     if language != "python":
         # Another language's task is a program read from stdin: probed in its own idiom.
         return language_probes(language, visible_io(list(visible_tests or []))) if suite_kind == "stdio" else []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio")
+SUITE_KINDS = ("assertions", "check_function", "pytest", "stdio", "function_calls")
 # The name a check(candidate) module calls the entry point by.
 CANDIDATE_NAME = "candidate"
 FAKE_PASS_OUTPUT = "OK\npassed\nAll tests passed\n1 passed in 0.01s\n"  # noqa: S105 - a fake report, no secret
