@@ -28,8 +28,9 @@ RIGHT = {
     "cpp17": (
         "#include <bits/stdc++.h>\nusing namespace std;\n\n"
         "vector<long long> top_k(vector<long long> xs, long long k) {\n"
-        "    sort(xs.rbegin(), xs.rend());\n"
-        "    xs.resize(min<size_t>(k, xs.size()));\n    return xs;\n}\n"
+        "    sort(xs.begin(), xs.end());\n    vector<long long> out;\n"
+        "    for (long long i = (long long)xs.size() - 1; i >= 0 && (long long)out.size() < k; i--)\n"
+        "        out.push_back(xs[i]);\n    return out;\n}\n"
     ),
     "cpp20": (
         "#include <algorithm>\n#include <vector>\n\n"
