@@ -20,7 +20,10 @@ Each suite kind runs the way its harness will:
   (evaluation/sandbox/languages.py) and its program run per case; a task judged
   by a checker runs the checker on (input, output, answer) files per case and
   reads its testlib exit code (0 accepted); an interactive task runs the solution
-  and its interactor on two pipes per case (the interactor's exit 0 accepts).
+  and its interactor on two pipes per case (the interactor's exit 0 accepts);
+- function_calls: the solution with its language's driver (evaluation/sandbox/drivers/),
+  built once and run per test with the arguments on stdin, its result read and
+  compared by the declared type as the judge does (harness/call_values.py).
 
 A run that leaves no result record (the solution called `sys.exit`, or
 crashed the driver) counts as failed, never as passed.
@@ -388,7 +391,37 @@ def _run_stdio(content: VersionContent, code: str, tests: list[Any], tmp: Path, 
     return SuiteResult(len(tests), tuple(failures))
 
 
+def _run_calls(content: VersionContent, code: str, tests: list[Any], tmp: Path, timeout: float) -> SuiteResult:
+    from evaluation.sandbox import drivers
+    from evaluation.sandbox.harness import call_values
+
+    source = drivers.program_source(content.language, content.signature, content.entry_point, code)
+    try:
+        argv = _program(content.language, source, tmp)
+    except BuildFailed as exc:
+        return SuiteResult(len(tests), (f"does not compile: {exc}",))
+    # The task's float tolerances, if any, in the judge's own `values` mode.
+    comparator = {**content.comparator, "mode": "values", "returns": content.signature["returns"]}
+    failures: list[str] = []
+    for index, case in enumerate(tests):
+        given = drivers.encode_args(content.signature, case["args"])
+        try:
+            proc = _ran(argv, cwd=tmp, env=_env(str(tmp)), input=given, text=True, errors="replace", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            failures.append(f"case {index}: timed out after {timeout:g}s")
+            continue
+        said = (
+            f"exit {proc.returncode}: {_short(proc.stderr[-MAX_DETAIL:])}"
+            if proc.returncode != 0
+            else call_values.mismatch(comparator, case["expected"], proc.stdout)
+        )
+        if said is not None:
+            failures.append(f"case {index}: args {_short(repr(case['args']))}: {said}")
+    return SuiteResult(len(tests), tuple(failures))
+
+
 _RUNNERS = {
+    "function_calls": _run_calls,
     "assertions": _run_driven,
     "check_function": _run_driven,
     "pytest": _run_pytest,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tasks_app.importers import codecontests, humaneval, mbpp, native
+from tasks_app.importers import codecontests, humaneval, mbpp, multilang, native
 from tasks_app.importers.records import TaskRecord
 
 
@@ -21,7 +21,7 @@ class Format:
 # Order matters for detection: the first format whose marker is present wins.
 FORMATS: dict[str, Format] = {
     module.NAME: Format(module.NAME, module.MARKER, module.to_record, module.task_slug)
-    for module in (native, humaneval, mbpp, codecontests)
+    for module in (native, humaneval, mbpp, codecontests, multilang)
 }
 
 

@@ -27,7 +27,7 @@ SLUGS = [entry.slug for entry in ENTRIES]
 BY_SLUG = {entry.slug: entry for entry in ENTRIES}
 # seed_demo loads the repository tasks too (tasks_app/catalogue/repository_entries.py): submitted, four approved.
 SEEDED = ENTRIES + repository_entries()
-EXPECTED_AREAS = {"strings", "arithmetic", "data-structures", "parsing", "algorithms", "data-processing"}
+EXPECTED_AREAS = {"strings", "arithmetic", "data-structures", "parsing", "algorithms", "data-processing", "functions"}
 
 
 # -- the catalogue's shape -------------------------------------------------------------
