@@ -189,3 +189,21 @@ def test_me_reports_roles_and_token_scopes(reviewer, api_as):
         "roles": ["reviewer"],
         "scopes": ["read"],
     }
+
+
+def test_a_function_task_is_created_and_read_back_with_its_signature(curator, api_as):
+    signature = {"params": [{"name": "s", "type": "str"}], "returns": "int"}
+    version = content_data(
+        suite_kind="function_calls", language="rust", entry_point="count", starter_code="", signature=signature,
+        visible_tests=[{"args": ["ab"], "expected": 2}], hidden_tests=[{"args": [""], "expected": 0}],
+        solutions=[{"role": "reference", "label": "ref", "code": "fn count(s: String) -> i64 { s.len() as i64 }\n"}],
+    )  # fmt: skip
+    client = api_as(curator, WRITE)
+    response = client.post("/api/v1/tasks/", create_body(slug="count", version=version), format="json")
+    assert response.status_code == 201, response.json()
+    read = client.get("/api/v1/tasks/count/versions/1/").json()
+    assert read["signature"] == signature and read["suite_kind"] == "function_calls"
+    bad = {**version, "signature": {"params": [{"name": "s", "type": "str"}], "returns": "char"}}
+    response = client.post("/api/v1/tasks/", create_body(slug="count-bad", version=bad), format="json")
+    assert response.status_code == 400
+    assert "version.signature.returns" in response.json()["error"]["details"], response.json()

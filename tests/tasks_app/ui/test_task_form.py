@@ -325,3 +325,49 @@ def test_a_stdio_task_with_a_generator_and_validator_is_created_shown_and_diffed
     refused = client.post(CREATE, assignments)
     assert refused.status_code == 400
     assert any("Only stdio tasks" in m for m in refused.context["form"].errors["generator_source"])
+
+
+GO_TOP_K = (
+    'package main\n\nimport "sort"\n\nfunc top_k(xs []int, k int) []int {\n'
+    "\tsort.Sort(sort.Reverse(sort.IntSlice(xs)))\n\treturn xs[:k]\n}\n"
+)
+
+
+def test_a_function_task_is_created_with_its_one_line_signature_shown_and_diffed(client_for, curator):
+    client = client_for(curator)
+    data = form_data(
+        suite_kind="function_calls", language="go", entry_point="top_k", starter_code="",
+        signature="(xs: list[int], k: int) -> list[int]",
+        visible_tests='[{"args": [[5, 4, 1], 2], "expected": [5, 4]}]',
+        hidden_tests='[{"args": [[1, 9, 3], 1], "expected": [9]}]',
+        **{"solutions-0-code": GO_TOP_K, "solutions-1-code": "package main\nfunc top_k(xs []int, k int) []int "
+                                                             "{ return xs[:k] }\n"},
+    )  # fmt: skip
+    response = client.post(CREATE, data)
+    assert response.status_code == 302, response.context["editor"].summary()
+    version = Task.objects.get().latest_version
+    assert version.signature == {"params": [{"name": "xs", "type": "list[int]"}, {"name": "k", "type": "int"}],
+                                 "returns": "list[int]"}  # fmt: skip
+    page = text_of(client.get(reverse("ui:task-detail", args=["add-two"])).content.decode())
+    assert "top_k(xs: list[int], k: int) -> list[int]" in page and "top_k([5, 4, 1], 2) → [5, 4]" in page
+    form = client.get(edit_url()).context["form"]
+    assert form.initial["signature"] == "(xs: list[int], k: int) -> list[int]"
+    # An untouched save is no new version; a changed expected value is one line of the diff.
+    assert client.post(edit_url(), {**data, "base_number": "1", "changelog": "Same."}).status_code in (200, 302)
+    assert TaskVersion.objects.count() == 1
+    changed = {**data, "hidden_tests": '[{"args": [[1, 9, 3], 2], "expected": [9, 3]}]', "changelog": "Two.",
+               "base_number": "1"}  # fmt: skip
+    assert client.post(edit_url(), changed).status_code == 302
+    diff = client.get(reverse("ui:version-diff", args=["add-two"]) + "?left=1&right=2").content.decode()
+    assert "[9, 3]" in diff and "Signature" in diff
+
+
+def test_a_bad_signature_or_call_is_shown_next_to_its_field(client_for, curator):
+    data = form_data(suite_kind="function_calls", language="go", entry_point="top_k", signature="xs: list[int]",
+                     hidden_tests='[{"args": [[1]], "expected": 1}]')  # fmt: skip
+    response = client_for(curator).post(CREATE, data)
+    assert response.status_code == 400 and not Task.objects.exists()
+    assert any("(name: type, ...) -> type" in m for m in response.context["form"].errors["signature"])
+    data["signature"] = "(xs: list[int]) -> dict"
+    response = client_for(curator).post(CREATE, data)
+    assert any("not a type" in m for m in response.context["form"].errors["signature"]), response.context["form"].errors
