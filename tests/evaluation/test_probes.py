@@ -172,6 +172,7 @@ def test_no_probe_passes_on_any_catalogue_task(bwrap_pool, curator, reviewer):
             visible_tests=list(version.visible_tests),
             statement=version.statement,
             language=version.language,
+            signature=version.signature,
         ):
             if probe.name in TIMEOUT_PROBES and stall_on[version.suite_kind] != version.pk:
                 continue
@@ -194,7 +195,7 @@ def test_no_probe_passes_on_any_catalogue_task(bwrap_pool, curator, reviewer):
     assert passing == [], "probes that earned the reward:\n" + "\n".join(passing)
     broken = [line for line, (_, _, r) in zip(report, verdicts, strict=True) if r.status == Status.SANDBOX_ERROR]
     assert broken == [], "runs the sandbox failed:\n" + "\n".join(broken)
-    assert {kind for kind in stall_on} == {"assertions", "check_function", "pytest", "stdio"}
+    assert {kind for kind in stall_on} == {"assertions", "check_function", "pytest", "stdio", "function_calls"}
 
 
 def test_helpers_the_starter_code_gives_are_rewritten_by_two_probes():

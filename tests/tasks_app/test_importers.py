@@ -465,7 +465,7 @@ def test_an_unknown_explicit_format_is_a_clear_error(curator, row_counts):
     report = run_import(curator, jsonl(DEMO_HUMANEVAL), fmt="apps")
     error = only_error(report)
     assert error["line"] == 0
-    assert error["message"] == "Unknown format 'apps'. One of: native, humaneval, mbpp, codecontests."
+    assert error["message"] == "Unknown format 'apps'. One of: native, humaneval, mbpp, codecontests, multilang."
     assert_rejected_without_writes(report, before, row_counts())
 
 

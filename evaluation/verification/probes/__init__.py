@@ -79,6 +79,8 @@ def probes_for(
     if suite_kind not in SUITE_KINDS:
         raise ValueError(f"unknown suite kind {suite_kind!r}: use one of {', '.join(SUITE_KINDS)}")
     if suite_kind == "function_calls":
+        if not (signature or {}).get("returns"):
+            raise ValueError("a function_calls task's probes are written to its signature: pass signature=")
         visible = list(visible_tests or [])
         found = function_probes(language, entry_point, signature or {}, visible)
         if language == "python":  # the interpreter's own hacks: always-equal objects, frame walks, ...
