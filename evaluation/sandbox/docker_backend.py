@@ -8,6 +8,7 @@ the reaper find every container the platform made.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import uuid
@@ -25,6 +26,7 @@ from evaluation.sandbox.docker_owners import (
 )
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
+from evaluation.sandbox.languages import LanguageUnavailable
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 IMAGE = os.environ.get("SANDBOX_DOCKER_IMAGE", "taskplatform-sandbox:latest")
@@ -33,7 +35,20 @@ PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
 ENVIRONMENT = {"PYTHONPATH": "/", "HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
                "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # fmt: skip
-TMPFS = {"/scratch": "rw,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
+# `exec` on the scratch: a built program runs from it (Docker mounts a tmpfs noexec by default).
+TMPFS = {"/scratch": "rw,exec,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
+
+
+@functools.cache
+def image_id(name: str = IMAGE) -> str:
+    """The sandbox image's ID (once a process: a rebuilt image is a new worker's). What a
+    program built in it is cached under, beside the toolchain's fingerprint."""
+    try:
+        return str(docker_client().images.get(name).id)
+    except SandboxFailure as exc:
+        raise LanguageUnavailable(str(exc)) from exc
+    except Exception as exc:
+        raise LanguageUnavailable(f"no sandbox image {name!r} to build in: run `make sandbox-image` ({exc})") from exc
 
 
 def docker_client() -> Any:

@@ -47,18 +47,16 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
         # A Python checker is a program like any other's (its files as arguments);
         # every other Python request runs in the zygote's own interpreter.
         return _python_program(request) if request.suite_kind in PROGRAM_KINDS else request
-    if backend != "bwrap":
-        missing = f"the {backend} sandbox image carries no {request.language} toolchain yet: run it on bwrap"
-        return _ended(request, None, Status.SANDBOX_ERROR, missing)
     try:
         chain = toolchain(request.language)
+        built_by = _builder_fingerprint(chain, backend)
     except LanguageUnavailable as exc:
         return _ended(request, None, Status.SANDBOX_ERROR, str(exc))
     entry = chain.language
     source = request.solution.encode("utf-8")
     files: dict[str, str]
     if entry.compiled:
-        key = compile_cache.key(entry.name, chain.fingerprint, source)
+        key = compile_cache.key(entry.name, built_by, source)
         built = compile_cache.get(key)
         if built is None:
             result = run(compile_request(request, chain))
@@ -81,6 +79,19 @@ def prepared(request: RunRequest, run: Callable[[RunRequest], RunResult], backen
     # What a warm sandbox keeps each file by (base.SupervisorSandbox): sent once, referred to after.
     program["digests"] = dict(digests)
     return dataclasses.replace(request, program=program)
+
+
+def _builder_fingerprint(chain: Toolchain, backend: str) -> str:
+    """What a build is keyed by besides the source: the host's toolchain under bwrap (it
+    binds the host's /usr); under Docker the image's too, whose toolchain built it (the
+    same Debian packages, but an image is rebuilt on its own schedule)."""
+    if backend == "bwrap":
+        return chain.fingerprint
+    if backend == "docker":
+        from evaluation.sandbox.docker_backend import image_id
+
+        return f"{chain.fingerprint}+{image_id()}"
+    raise LanguageUnavailable(f"the {backend} backend has no toolchains: run {chain.language.title} on bwrap or docker")
 
 
 PYTHON_RUN = ("/usr/bin/python3", "-S", "-B", "main.py")  # /usr/bin/python3: in both backends' /usr

@@ -23,8 +23,12 @@ SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 IMAGE=taskplatform-sandbox
 SUITE=bookworm
 # git, for agent sessions (repositories, `git apply`, `git diff`); python-is-python3, so
-# a repository's `python` works as on a developer's machine.
+# a repository's `python` works as on a developer's machine. Then every language's
+# toolchain, the Debian packages evaluation/sandbox/languages.py names (a test checks the
+# two lists agree): the same packages bwrap binds from the host.
 PACKAGES=python3,python3-pytest,git,python-is-python3
+TOOLCHAINS=g++,gcc,golang-go,libc6-dev,lua5.4,mono-mcs,mono-runtime,node-typescript,nodejs,openjdk-17-jdk-headless,php-cli,ruby,rustc
+PACKAGES="$PACKAGES,$TOOLCHAINS"
 IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 [ -f "$HERE/Dockerfile" ] || die "$HERE/Dockerfile is missing (the recipe is the script and the Dockerfile together)"
@@ -190,10 +194,11 @@ docker import \
   - "$TAG" <"$CACHED" >&2
 
 # Check the image the way the platform runs it before :latest points at it.
-say "checking $TAG (python3 3.11 and pytest, no network, read-only, uid 65534)"
+say "checking $TAG (python3 3.11 and pytest, the toolchains, no network, read-only, uid 65534)"
 if ! docker run --rm --network none --read-only --tmpfs /scratch --user 65534:65534 \
   --cap-drop ALL --security-opt no-new-privileges "$TAG" \
-  python3 -c 'import sys, pytest; assert sys.version_info[:2] == (3, 11), sys.version' >&2; then
+  sh -c 'python3 -c "import sys, pytest; assert sys.version_info[:2] == (3, 11), sys.version" &&
+         for t in gcc g++ javac java node tsc go rustc ruby php lua5.4 mcs mono; do command -v $t >/dev/null || { echo "no $t" >&2; exit 1; }; done' >&2; then
   docker rmi "$TAG" >&2 || true
   die "the new image $TAG failed its check (removed); delete $CACHED to rebuild from scratch"
 fi

@@ -34,13 +34,13 @@ def call(pool, language: str, source: str, *, signature=SIGNATURE, visible=VISIB
     return engine.run(request, backend=backend, pool=pool)
 
 
-@needs_bwrap
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_every_language_passes_its_right_function_and_fails_its_wrong_one(bwrap_pool, language):
-    right = call(bwrap_pool, language, RIGHT[language])
+def test_every_language_passes_its_right_function_and_fails_its_wrong_one(sandbox, language):
+    backend, pool = sandbox
+    right = call(pool, language, RIGHT[language], backend=backend)
     assert right.status == Status.PASSED, (right.status, right.message, [(t.name, t.message) for t in right.tests])
     assert len(right.tests) == 4
-    wrong = call(bwrap_pool, language, WRONG[language])
+    wrong = call(pool, language, WRONG[language], backend=backend)
     assert wrong.status == Status.FAILED, (wrong.status, wrong.message)
     outcomes = {t.name: (t.outcome, t.message) for t in wrong.tests}
     assert outcomes["visible[0]"][0] == "passed", outcomes

@@ -1,5 +1,6 @@
-"""Programs in eleven languages besides Python, in real bwrap sandboxes: each passes its
-canonical sample, a compile error is the solution's `compile_error` (never a sandbox
+"""Programs in eleven languages besides Python, in real sandboxes: each passes its
+canonical sample on both backends (bwrap binds the host's toolchains, the Docker image
+carries the same packages), a compile error is the solution's `compile_error` (never a sandbox
 error), a source is compiled once and then served from the compile cache, memory
 and time limits hold and are named, and the stdio comparators never let truncated,
 extra or differently cased output pass unless the task says so."""
@@ -25,37 +26,39 @@ def own_compile_cache(private_compile_cache):
 
 
 def stdio(pool, language: str, source: str, cases=SUM_CASES, *, memory_mb: int = 256, wall_s: float = 10.0,
-          comparator: dict | None = None):  # fmt: skip
+          comparator: dict | None = None, backend: str = "bwrap"):  # fmt: skip
     tests = {"visible": cases[:1], "hidden": cases[1:]}
     if comparator:
         tests["comparator"] = comparator
     request = RunRequest(suite_kind="stdio", solution=source, tests=tests, language=language,
                          limits=Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=memory_mb))  # fmt: skip
-    return engine.run(request, backend="bwrap", pool=pool)
+    return engine.run(request, backend=backend, pool=pool)
 
 
 def test_the_language_tables_agree_and_every_language_is_installed():
     assert task_languages.LANGUAGES == languages.LANGUAGE_NAMES
     # The harness compares in every mode but `checker`, which is the task's program (special_judges.py).
-    assert (*compare.MODES, *task_languages.JUDGE_PROGRAM_MODES) == task_languages.COMPARATOR_MODES
+    # `values` is the function tests' own (function_calls.py), set by the host, never by a task.
+    harness_modes = tuple(mode for mode in compare.MODES if mode != "values")
+    assert (*harness_modes, *task_languages.JUDGE_PROGRAM_MODES) == task_languages.COMPARATOR_MODES
     missing = {name: why for name, why in languages.available().items() if why.startswith("missing")}
     assert not missing, (
         f"make test installs every toolchain (python -m evaluation.sandbox.languages packages): {missing}"
     )
 
 
-@needs_bwrap
 @pytest.mark.parametrize("language", sorted(SUM))
-def test_every_language_passes_its_canonical_sample(bwrap_pool, language):
-    result = stdio(bwrap_pool, language, SUM[language])
+def test_every_language_passes_its_canonical_sample(sandbox, language):
+    backend, pool = sandbox
+    result = stdio(pool, language, SUM[language], backend=backend)
     assert result.status == Status.PASSED, (result.status, result.message[-1500:], result.stderr[-1500:])
     assert [t.outcome for t in result.tests] == ["passed"] * len(SUM_CASES)
 
 
-@needs_bwrap
 @pytest.mark.parametrize("language", sorted(BROKEN))
-def test_a_source_the_compiler_refuses_is_a_compile_error_with_its_message(bwrap_pool, language):
-    result = stdio(bwrap_pool, language, BROKEN[language])
+def test_a_source_the_compiler_refuses_is_a_compile_error_with_its_message(sandbox, language):
+    backend, pool = sandbox
+    result = stdio(pool, language, BROKEN[language], backend=backend)
     assert result.status == Status.COMPILE_ERROR, (result.status, result.message[-1500:])
     assert result.message.strip() and "the compiler exited with code" in result.message
     assert result.tests == []
@@ -198,3 +201,17 @@ def test_a_warm_sandbox_keeps_a_built_program_and_is_sent_it_once(monkeypatch):
         assert result.status == Status.PASSED and result.anomaly == "program_not_held"
     finally:
         pool.close()
+
+
+def test_the_sandbox_image_carries_every_languages_packages():
+    # bwrap binds the host's toolchains, which make test installs from the language table;
+    # the Docker image installs its own, listed in both of its recipes: all three agree.
+    from pathlib import Path
+
+    recipes = Path(__file__).resolve().parents[2] / "platform" / "sandbox"
+    script = (recipes / "build-offline.sh").read_text()
+    offline = next(line for line in script.splitlines() if line.startswith("TOOLCHAINS="))
+    assert sorted(offline.removeprefix("TOOLCHAINS=").split(",")) == languages.debian_packages()
+    dockerfile = (recipes / "Dockerfile").read_text().replace("\\\n", " ")
+    installed = dockerfile.split("--no-install-recommends", 1)[1].split(";", 1)[0].split()
+    assert set(languages.debian_packages()) <= set(installed), sorted(set(languages.debian_packages()) - set(installed))

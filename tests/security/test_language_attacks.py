@@ -1,6 +1,6 @@
 """Hostile programs in other languages than Python, and hostile sources for their
-compilers, through `engine.run` on bwrap (the Docker image carries no toolchain
-for them yet: there such a run is `sandbox_error`, never the solution's verdict).
+compilers, through `engine.run` on both backends (bwrap binds the host's toolchains;
+the Docker image carries the same packages).
 
 Each program answers its one case with what it could reach, so `passed` is the
 proof that it was contained: no host file, no network, no environment, nowhere to
@@ -10,6 +10,8 @@ message, and one that never ends compiling is a compile error. Afterwards the
 host is checked clean of anything the programs made."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -21,11 +23,13 @@ from . import hostcheck
 from .conftest import CANARY_NAME, CANARY_VALUE, require_backend
 
 
-@pytest.fixture(scope="module")
-def pool():
-    require_backend("bwrap")
-    warm = SandboxPool(engine.sandbox_factory("bwrap"), size=1)
-    yield warm
+@pytest.fixture(scope="module", params=[pytest.param("bwrap", marks=pytest.mark.bwrap),
+                                        pytest.param("docker", marks=pytest.mark.docker)])  # fmt: skip
+def pool(request):
+    """(backend, a warm pool of one) for each backend."""
+    require_backend(request.param)
+    warm = SandboxPool(engine.sandbox_factory(request.param), size=1)
+    yield request.param, warm
     warm.close()
 
 
@@ -38,20 +42,29 @@ def short_compiles(tmp_path, monkeypatch):
     compile_cache.forget_memory()
 
 
-def run(pool, language: str, source: str, output: str = "contained\n", backend: str = "bwrap"):
+def run(pool, language: str, source: str, output: str = "contained\n"):
+    backend, warm = pool
     request = RunRequest(suite_kind="stdio", solution=source, language=language,
                          tests={"visible": [], "hidden": [{"input": "", "output": output}]},
                          limits=Limits(wall_s=5, cpu_s=5, memory_mb=256))  # fmt: skip
-    return engine.run(request, backend=backend, pool=pool if backend == "bwrap" else None)
+    return engine.run(request, backend=backend, pool=warm)
 
 
+CHECKOUT = str(Path(__file__).resolve().parents[2])
+# Files only the host has: the platform's checkout, root's home, and the host's user table
+# (its service users; a Docker image has an /etc/passwd of its own, without them).
 READS_HOST = r"""#include <stdio.h>
+#include <string.h>
 int main(void) {
-    FILE *f = fopen("/etc/passwd", "r"), *g = fopen("/root/.bashrc", "r");
-    puts(f || g ? "leak" : "contained");
+    FILE *f = fopen("__CHECKOUT__/manage.py", "r"), *g = fopen("/root/.bashrc", "r");
+    FILE *p = fopen("/etc/passwd", "r");
+    char users[65536] = "";
+    if (p) users[fread(users, 1, sizeof users - 1, p)] = 0;
+    int host_users = strstr(users, "postgres:") || strstr(users, "rabbitmq:") || strstr(users, "redis:");
+    puts(f || g || host_users ? "leak" : "contained");
     return 0;
 }
-"""
+""".replace("__CHECKOUT__", CHECKOUT)
 WRITES_OUTSIDE = r"""#include <fstream>
 #include <iostream>
 int main() {
@@ -83,12 +96,12 @@ console.log(env.includes("CANARY_NAME") || env.includes("CANARY_VALUE") ? "leak"
 JAVA_LOOKS = r"""import java.nio.file.*;
 public class Main {
   public static void main(String[] a) {
-    boolean leak = Files.isReadable(Paths.get("/etc/shadow")) || Files.exists(Paths.get("/home"))
-        || System.getenv("CANARY_NAME") != null;
+    boolean leak = Files.isReadable(Paths.get("/etc/shadow")) || Files.exists(Paths.get("__CHECKOUT__"))
+        || Files.exists(Paths.get("/root/.bashrc")) || System.getenv("CANARY_NAME") != null;
     System.out.println(leak ? "leak" : "contained");
   }
 }
-"""
+""".replace("__CHECKOUT__", CHECKOUT)
 READS_PID1 = r"""#include <stdio.h>
 #include <string.h>
 int main(void) {
@@ -98,6 +111,38 @@ int main(void) {
     for (size_t i = 0; i < n; i++) if (!b[i]) b[i] = ' ';
     puts(strstr(b, "CANARY_VALUE") ? "leak" : "contained");
     return 0;
+}
+"""
+
+
+TRACES = r"""#include <stdio.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+int main(void) {
+    /* Attach to the judge (its parent), to PID 1, and to anything else in reach. */
+    int reached = 0;
+    pid_t targets[] = {getppid(), 1, 2};
+    for (int i = 0; i < 3; i++) {
+        if (targets[i] != getpid() && ptrace(PTRACE_ATTACH, targets[i], 0, 0) == 0) reached = 1;
+    }
+    puts(reached ? "traced" : "contained");
+    return 0;
+}
+"""
+JAVA_EXECS = r"""import java.io.*;
+public class Main {
+  public static void main(String[] a) throws Exception {
+    String seen = "";
+    try {
+      Process p = Runtime.getRuntime().exec(new String[] {"/bin/sh", "-c", "env; cat /etc/shadow; ls /root"});
+      seen = new String(p.getInputStream().readAllBytes());
+      p.waitFor();
+    } catch (IOException e) {
+      seen = "";
+    }
+    boolean leak = seen.contains("CANARY_VALUE") || seen.contains("root:") || seen.contains(".bashrc");
+    System.out.println(leak ? "leak" : "contained");
+  }
 }
 """
 
@@ -113,6 +158,8 @@ CONTAINED = [
     ("javascript", _canaries(SPAWNS_ENV)),
     ("java", _canaries(JAVA_LOOKS)),
     ("c", _canaries(READS_PID1)),
+    ("c", TRACES),
+    ("java", _canaries(JAVA_EXECS)),
 ]
 
 
@@ -163,10 +210,24 @@ def test_hostile_sources_are_compile_errors_that_leak_nothing(pool, language, so
         result.status,
         result.message,
     )
-    assert "root:x:0:0" not in result.message and CANARY_VALUE not in result.message
+    # The host's user table never shows (its service users); under bwrap no /etc/passwd at all
+    # (a Docker image has one of its own, which the compiler may quote).
+    assert "postgres:x:" not in result.message and "rabbitmq:x:" not in result.message
+    assert CANARY_VALUE not in result.message
+    if pool[0] == "bwrap":
+        assert "root:x:0:0" not in result.message
     assert result.status != Status.SANDBOX_ERROR
 
 
-def test_the_docker_backend_refuses_another_language_as_its_own_fault_never_the_solutions():
-    result = run(None, "c", '#include <stdio.h>\nint main(void){puts("contained");}\n', backend="docker")
-    assert result.status == Status.SANDBOX_ERROR and "toolchain" in result.message
+def test_a_toolchain_missing_in_the_sandbox_is_its_fault_never_the_solutions(pool, monkeypatch):
+    # The host's table names a compiler the sandbox does not hold: nothing of the
+    # solution's ran, so it is sandbox_error, decided before the solution's code starts.
+    from evaluation.sandbox import languages
+
+    chain = languages.toolchain("c")
+    gone = languages.Toolchain(chain.language, {**chain.paths, "gcc": "/usr/bin/no-such-gcc"}, chain.fingerprint + "x",
+                               chain.version)  # fmt: skip
+    monkeypatch.setattr(programs, "toolchain", lambda name: gone if name == "c" else languages.toolchain(name))
+    result = run(pool, "c", '#include <stdio.h>\nint main(void){puts("contained");}\n')
+    assert result.status == Status.SANDBOX_ERROR, (result.status, result.message)
+    assert "no-such-gcc is missing in this sandbox" in result.message

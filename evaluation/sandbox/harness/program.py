@@ -55,6 +55,20 @@ def lay_out(program: dict[str, Any]) -> None:
         with open(path, "wb") as handle:
             handle.write(binascii.a2b_base64(encoded))
         os.chmod(path, 0o755 if name in (program.get("executable") or ()) else 0o644)
+    check_runnable(program)
+
+
+def check_runnable(program: dict[str, Any]) -> None:
+    """Raise RuntimeError, a fault of the sandbox's, when the program could not start here:
+    its interpreter or compiler missing, or a built program on a scratch mounted noexec.
+    Checked by the judge before any of the solution's code runs: an exit code 127 that
+    says "cannot start" could be the solution's own, so it is never taken as evidence."""
+    commands = [program.get("argv") or [], program.get("compile") or []]
+    for argv in commands:
+        if argv and str(argv[0]).startswith("/") and not os.access(str(argv[0]), os.X_OK):
+            raise RuntimeError(f"{argv[0]} is missing in this sandbox: its toolchain is not installed here")
+    if program.get("executable") and os.statvfs(scratch.RUN_DIR).f_flag & os.ST_NOEXEC:
+        raise RuntimeError("the sandbox's scratch is mounted noexec: a built program cannot run in it")
 
 
 def order(program: dict[str, Any], argv: list[str]) -> str:
