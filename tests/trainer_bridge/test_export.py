@@ -329,3 +329,24 @@ def test_an_interactive_task_exports_its_interactor_and_tells_the_model_to_flush
     assert export.INTERACTIVE_NOTE in prompt and "Read from standard input and write" not in prompt
     assert json.dumps(next(r for r in export.records(snapshot, with_hidden_tests=False)
                            if r["task_id"] == "guess-interactive"), ensure_ascii=False) in lines  # fmt: skip
+
+
+def test_a_function_task_exports_its_calls_and_a_prompt_that_declares_the_function(curator, reviewer, api_as):
+    from tests.evaluation.function_samples import HIDDEN, RIGHT, SIGNATURE, VISIBLE
+
+    _approved(curator, reviewer, "top-k-rust", language="rust", suite_kind="function_calls", entry_point="top_k",
+              starter_code="", test_setup="", signature=SIGNATURE, visible_tests=VISIBLE, hidden_tests=HIDDEN,
+              solutions=[{"role": "reference", "label": "ref", "code": RIGHT["rust"]}])  # fmt: skip
+    pool = pool_create(slug="rust", title="Rust", criteria={"languages": ["rust"]})
+    snapshot = snapshot_create(pool=pool)[0]
+    lines = _body(api_as(curator, ["read", "export", "export:tests"]).get(_url(snapshot, hidden="1"))).decode()
+    (record,) = [json.loads(line) for line in lines.splitlines()]
+    assert record["suite_kind"] == "function_calls" and record["language"] == "rust"
+    assert [json.loads(case) for case in record["tests"]["visible"]] == VISIBLE
+    prompt = record["prompt"][1]["content"]
+    assert "```rust\nfn top_k(xs: Vec<i64>, k: i64) -> Vec<i64> {\n}\n```" in prompt, prompt
+    assert "no `main` of your own" in prompt
+    assert lines.splitlines()[0] == json.dumps(next(export.records(snapshot, with_hidden_tests=False)),
+                                               ensure_ascii=False) or "hidden" in record["tests"]  # fmt: skip
+    table = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))
+    assert table.to_pylist()[0]["suite_kind"] == "function_calls"

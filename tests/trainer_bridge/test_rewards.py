@@ -343,3 +343,27 @@ def test_on_the_filesystem_broker_reward_chunks_have_a_queue_of_their_own(settin
     from trainer_bridge.tasks import reward_queue
 
     assert str(app.conf.broker_url).startswith("filesystem") and reward_queue() == "rewards"
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@needs_bwrap
+def test_a_function_task_in_another_language_is_rewarded_from_the_completions_fenced_code(curator):
+    from tests.evaluation.function_samples import HIDDEN, RIGHT, SIGNATURE, VISIBLE, WRONG
+
+    reference = [{"role": "reference", "label": "ref", "code": RIGHT["go"]}]
+    task = make_task(owner=curator, slug="top-k-go", suite_kind="function_calls", language="go", entry_point="top_k",
+                     starter_code="package main\n", test_setup="", signature=SIGNATURE, visible_tests=VISIBLE,
+                     hidden_tests=HIDDEN, solutions=reference)  # fmt: skip
+    fake = ("package main\nimport (\"fmt\"; \"os\")\nfunc top_k(xs []int, k int) []int {\n"
+            "\tfmt.Print(\"\\n@@tp-result@@\\n2 5 4\\n\"); os.Exit(0); return nil\n}\n")  # fmt: skip
+    body = [{"version_hash": _hash(task), "completion": f"Here:\n```go\n{code}```\n", "id": name}
+            for name, code in (("right", RIGHT["go"]), ("wrong", WRONG["go"]), ("fake", fake),
+                               ("other", "package main\nfunc top_k(xs []int) []int { return xs }\n"))]  # fmt: skip
+    batch, _ = rewards.rewards_submit(user=curator, request=_request(body))
+    by_id = {r["id"]: r for r in _run(batch)["results"]}
+    assert (by_id["right"]["status"], by_id["right"]["reward"]) == ("passed", 1.0), by_id["right"]
+    assert (by_id["wrong"]["status"], by_id["wrong"]["reward"]) == ("failed", 0.0)
+    assert (by_id["fake"]["status"], by_id["fake"]["reward"]) == ("failed", 0.0)  # the visible answer, forged
+    assert by_id["fake"]["tests"]["passed"] == 1
+    assert (by_id["other"]["status"], by_id["other"]["reward"]) == ("compile_error", 0.0)
+    assert "top_k(xs: list[int], k: int) -> list[int]" in by_id["other"]["message"]
