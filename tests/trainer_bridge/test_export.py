@@ -339,14 +339,15 @@ def test_a_function_task_exports_its_calls_and_a_prompt_that_declares_the_functi
               solutions=[{"role": "reference", "label": "ref", "code": RIGHT["rust"]}])  # fmt: skip
     pool = pool_create(slug="rust", title="Rust", criteria={"languages": ["rust"]})
     snapshot = snapshot_create(pool=pool)[0]
-    lines = _body(api_as(curator, ["read", "export", "export:tests"]).get(_url(snapshot, hidden="1"))).decode()
+    lines = _body(api_as(curator, ["read", "export"]).get(_url(snapshot))).decode()
     (record,) = [json.loads(line) for line in lines.splitlines()]
     assert record["suite_kind"] == "function_calls" and record["language"] == "rust"
     assert [json.loads(case) for case in record["tests"]["visible"]] == VISIBLE
     prompt = record["prompt"][1]["content"]
     assert "```rust\nfn top_k(xs: Vec<i64>, k: i64) -> Vec<i64> {\n}\n```" in prompt, prompt
     assert "no `main` of your own" in prompt
+    # The text the export writes is the record json.dumps writes, byte for byte.
     assert lines.splitlines()[0] == json.dumps(next(export.records(snapshot, with_hidden_tests=False)),
-                                               ensure_ascii=False) or "hidden" in record["tests"]  # fmt: skip
+                                               ensure_ascii=False)  # fmt: skip
     table = _parquet(api_as(curator, ["read", "export"]).get(_url(snapshot, format="parquet")))
     assert table.to_pylist()[0]["suite_kind"] == "function_calls"
