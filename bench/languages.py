@@ -15,6 +15,10 @@ sum of two integers, tests/evaluation/language_samples.py):
   threads through the warm pool (compiled once each), over the same 200 checks as
   one bare host process each with no sandbox (the built program reused), in checks/s.
 - languages: how many languages passed their sample (all 12 expected).
+- function_case_over_stdio_case_<lang>: what one more call of a function test costs
+  (`top_k` of tests/evaluation/function_samples.py through its language's driver:
+  100 calls minus 1, / 99) over what one more stdio case costs (per_case_ms): the
+  driver's share of a test. function_languages: how many passed their function sample.
 - checker_overhead_<checker language>: a 10-case C task judged by a checker program
   (a token checker, testlib's contract: evaluation/sandbox/special_judges.py) over
   the same run compared by tokens, medians of --repeats taking turns; the checker is
@@ -59,6 +63,8 @@ from evaluation.sandbox import compile_cache, engine, languages, programs  # noq
 from evaluation.sandbox.pool import SandboxPool  # noqa: E402
 from evaluation.sandbox.types import Limits, RunRequest, Status  # noqa: E402
 from tests.evaluation.checker_samples import TOKENS_CPP, TOKENS_PYTHON  # noqa: E402
+from tests.evaluation.function_samples import RIGHT as TOP_K  # noqa: E402
+from tests.evaluation.function_samples import SIGNATURE as TOP_K_SIGNATURE  # noqa: E402
 from tests.evaluation.language_samples import SUM  # noqa: E402
 
 LIMITS = Limits(wall_s=20, cpu_s=20, memory_mb=256)
@@ -75,6 +81,12 @@ def cases(n: int) -> list[dict]:
 def request(language: str, source: str, n: int) -> RunRequest:
     return RunRequest(suite_kind="stdio", solution=source, tests={"visible": [], "hidden": cases(n)},
                       language=language, limits=LIMITS)  # fmt: skip
+
+
+def calls_request(language: str, n: int) -> RunRequest:
+    calls = [{"args": [[i, i + 5, i - 3], 2], "expected": [i + 5, i]} for i in range(n)]
+    return RunRequest(suite_kind="function_calls", solution=TOP_K[language], entry_point="top_k", language=language,
+                      tests={"signature": TOP_K_SIGNATURE, "visible": [], "hidden": calls}, limits=LIMITS)  # fmt: skip
 
 
 def timed(pool: SandboxPool, req: RunRequest) -> float:
@@ -166,7 +178,7 @@ def main() -> None:
     args = parser.parse_args()
     pool = SandboxPool(engine.sandbox_factory("bwrap"), size=max(1, args.workers))
     figures: dict = {}
-    passed = 0
+    passed = function_passed = 0
     bare_programs = {}
     try:
         for language in SUM:
@@ -192,6 +204,17 @@ def main() -> None:
                     misses.append(timed(pool, request(language, fresh, 100)))
                 figures[f"compile_cache_hit_over_miss_{language}"] = round(hundred / statistics.median(misses), 3)
             say(f"  one case {one * 1000:.1f} ms (bare {bare * 1000:.1f} ms), 100 cases {hundred * 1000:.0f} ms")
+            try:
+                timed(pool, calls_request(language, 3))  # builds solution + driver, and checks it
+                call = statistics.median(timed(pool, calls_request(language, 1)) for _ in range(3))
+                calls = statistics.median(timed(pool, calls_request(language, 100)) for _ in range(3))
+            except RuntimeError as exc:
+                say(f"  function sample failed: {exc}")
+                continue
+            function_passed += 1
+            per_call = (calls - call) / 99
+            figures[f"function_case_over_stdio_case_{language}"] = round(per_call / ((hundred - one) / 99), 3)
+            say(f"  100 calls {calls * 1000:.0f} ms: {per_call * 1000:.2f} ms a call")
 
         for checker_language, checker in (("cpp17", TOKENS_CPP), ("python", TOKENS_PYTHON)):
             ratio = round(checker_overhead(pool, checker_language, checker, args.repeats), 3)
@@ -218,6 +241,7 @@ def main() -> None:
             "mixed_checks_per_s_bare": round(bare_rate, 1),
             "mixed_checks_over_bare": round(sandboxed_rate / bare_rate, 3),
             "languages": passed,
+            "function_languages": function_passed,
             "compile_cache": dict(compile_cache.hits),
             "cores": os.cpu_count(),
             "workers": args.workers,
