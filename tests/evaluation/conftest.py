@@ -27,6 +27,23 @@ def private_compile_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Ite
     compile_cache.forget_memory()
 
 
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The language of every compile run from here on, in order (engine.run watched, not replaced)."""
+    from evaluation.sandbox import engine
+
+    seen: list[str] = []
+    real_run = engine.run
+
+    def counting(request: Any, **kw: Any) -> Any:
+        if request.suite_kind == "compile":
+            seen.append(request.language)
+        return real_run(request, **kw)
+
+    monkeypatch.setattr(engine, "run", counting)
+    return seen
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def sandbox(request: pytest.FixtureRequest) -> Iterator[tuple[str, SandboxPool]]:
     """(backend, warm pool of two) for each backend."""

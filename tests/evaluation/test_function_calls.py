@@ -64,16 +64,7 @@ def test_the_declaration_of_each_language_is_what_its_driver_calls(bwrap_pool):
 
 
 @needs_bwrap
-def test_a_program_is_built_once_whatever_the_tests(bwrap_pool, monkeypatch):
-    compiles = []
-    real_run = engine.run
-
-    def counting(request, **kw):
-        if request.suite_kind == "compile":
-            compiles.append(request.language)
-        return real_run(request, **kw)
-
-    monkeypatch.setattr(engine, "run", counting)
+def test_a_program_is_built_once_whatever_the_tests(bwrap_pool, compiles):
     assert call(bwrap_pool, "cpp17", RIGHT["cpp17"]).status == Status.PASSED
     # Other tests, the same solution: the arguments go on stdin, so the build is the same.
     more = [{"args": [[3, 3, 1], 3], "expected": [3, 3, 1]}]

@@ -65,16 +65,7 @@ def test_a_source_the_compiler_refuses_is_a_compile_error_with_its_message(sandb
 
 
 @needs_bwrap
-def test_a_source_is_compiled_once_and_then_served_from_the_cache(bwrap_pool, monkeypatch):
-    compiles = []
-    real_run = engine.run
-
-    def counting(request, **kw):
-        if request.suite_kind == "compile":
-            compiles.append(request.language)
-        return real_run(request, **kw)
-
-    monkeypatch.setattr(engine, "run", counting)
+def test_a_source_is_compiled_once_and_then_served_from_the_cache(bwrap_pool, compiles):
     source = SUM["cpp17"]
     for _ in range(3):
         assert stdio(bwrap_pool, "cpp17", source).status == Status.PASSED
