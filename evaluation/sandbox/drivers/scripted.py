@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.sandbox.drivers.value_types import MARKER, Type, param_types, return_type
+from evaluation.sandbox.drivers.value_types import MARKER, Type, indented, param_types, return_type
 
 _PYTHON = """
 
@@ -244,17 +244,13 @@ class ScriptedBuilder:
 
     def declaration(self, signature: dict[str, Any], entry_point: str, body: str = "") -> str:
         names = [self.sigil + param["name"] for param in signature.get("params") or ()]
-        body = _indented(body) if body else self.empty
+        body = indented(body) if body else self.empty
         if self.typed:
             types = [_ts_type(kind) for kind in param_types(signature)]
             params = ", ".join(f"{n}: {t}" for n, t in zip(names, types, strict=True))
             returns = _ts_type(return_type(signature))
             return self.stub.format(name=entry_point, params=params, returns=returns, body=body)
         return self.stub.format(name=entry_point, params=", ".join(names), body=body)
-
-
-def _indented(body: str, depth: int = 1) -> str:
-    return "".join("    " * depth + line + "\n" for line in body.splitlines())
 
 
 def _ts_type(kind: Type) -> str:

@@ -74,3 +74,12 @@ def encode_args(signature: dict[str, Any], args: list[Any]) -> str:
     for kind, value in zip(param_types(signature), args, strict=True):
         encode_value(kind, value, out)
     return " ".join(out) + "\n"
+
+
+def param_names(signature: dict[str, Any]) -> list[str]:
+    return [param["name"] for param in signature.get("params") or ()]
+
+
+def indented(body: str, depth: int = 1) -> str:
+    """`body`'s lines indented `depth` levels of four spaces: a function's body in a declaration."""
+    return "".join("    " * depth + line + "\n" for line in body.splitlines())
