@@ -74,6 +74,8 @@ def bwrap_command(*, harness: str, python: str, hash_seed: int, warm: bool = Tru
         "--setenv", "HARNESS_SCRATCH", "/scratch",
         "--setenv", "HARNESS_WARM", "1" if warm else "0",
         "--setenv", "HARNESS_WIPE", "/tmp:/dev/shm",
+        # Where solution processes may write but never execute (harness/confine.py).
+        "--setenv", "HARNESS_NOEXEC", "/scratch:/tmp:/dev/shm",
         # A template forks fresh sandboxes instead of serving runs (harness/fresh.py);
         # it starts as a supervisor does, so that its sandboxes' processes look the same.
         *(["--setenv", "HARNESS_TEMPLATE", "1"] if template else []),

@@ -35,8 +35,9 @@ PIDS = int(os.environ.get("SANDBOX_DOCKER_PIDS", "256"))
 START_TIMEOUT_S = 30.0
 ENVIRONMENT = {"PYTHONPATH": "/", "HARNESS_SCRATCH": "/scratch", "HARNESS_WIPE": "/tmp:/dev/shm",
                "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # fmt: skip
-# `exec` on the scratch: a built program runs from it (Docker mounts a tmpfs noexec by default).
-TMPFS = {"/scratch": "rw,exec,size=256m,mode=1777", "/tmp": "rw,size=16m,mode=1777"}
+# Docker mounts a tmpfs noexec: nothing a solution writes is executed. A built program
+# runs from a sealed in-memory copy the judge makes (harness/program.py: open_built).
+TMPFS = {"/scratch": "rw,noexec,size=256m,mode=1777", "/tmp": "rw,noexec,size=16m,mode=1777"}
 
 
 @functools.cache

@@ -146,6 +146,118 @@ public class Main {
 }
 """
 
+# Native code written at run time, then loaded or executed: from the scratch (the working
+# directory), /tmp and /dev/shm. Each copy must be written (else "unwritten": the test
+# would prove nothing) and must not run: solution processes see all three noexec.
+JAVA_LOADS_WRITTEN = r"""import java.nio.file.*;
+public class Main {
+  public static void main(String[] a) throws Exception {
+    Path lib = Paths.get(System.getProperty("java.home"), "lib", "librmi.so");
+    String verdict = "contained";
+    for (String place : new String[] {System.getProperty("user.dir"), "/tmp", "/dev/shm"}) {
+      Path copy = Paths.get(place, "libwritten.so");
+      try {
+        Files.copy(lib, copy, StandardCopyOption.REPLACE_EXISTING);
+      } catch (Exception e) {
+        verdict = "unwritten " + place;
+        break;
+      }
+      try {
+        System.load(copy.toString());
+        verdict = "loaded " + place;
+        break;
+      } catch (UnsatisfiedLinkError e) {
+        // noexec: the library cannot be mapped executable
+      }
+    }
+    System.out.println(verdict);
+  }
+}
+"""
+C_EXECS_WRITTEN = r"""#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc > 1) { puts("executed"); return 0; }
+    const char *places[] = {"./copy", "/tmp/copy", "/dev/shm/copy"};
+    static char image[1 << 20];
+    FILE *self = fopen("/proc/self/exe", "rb");
+    size_t n = self ? fread(image, 1, sizeof image, self) : 0;
+    for (int i = 0; i < 3; i++) {
+        FILE *out = fopen(places[i], "wb");
+        if (!out || !n || fwrite(image, 1, n, out) != n) { printf("unwritten %s\n", places[i]); return 0; }
+        fclose(out);
+        chmod(places[i], 0755);
+        char *args[] = {(char *)places[i], "again", NULL};
+        execv(places[i], args); /* returns only if refused */
+    }
+    puts("contained");
+    return 0;
+}
+"""
+# ...nor lift the flag: in a user namespace of its own, with every capability there, it
+# tries to remount the scratch exec and to unmount the noexec bind, then execs a copy.
+C_UNDOES_NOEXEC = r"""#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void put(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY);
+    if (fd >= 0) { (void)!write(fd, text, strlen(text)); close(fd); }
+}
+int main(int argc, char **argv) {
+    if (argc > 1) { puts("executed"); return 0; }
+    char map[64];
+    unsigned uid = getuid(), gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) {
+        snprintf(map, sizeof map, "%u %u 1", uid, uid);
+        put("/proc/self/uid_map", map);
+        put("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "%u %u 1", gid, gid);
+        put("/proc/self/gid_map", map);
+        mount(NULL, "/scratch", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL);
+        umount2("/scratch", MNT_DETACH);
+        mount(NULL, "/tmp", NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, NULL);
+    }
+    static char image[1 << 20];
+    FILE *self = fopen("/proc/self/exe", "rb");
+    size_t n = self ? fread(image, 1, sizeof image, self) : 0;
+    const char *places[] = {"/scratch/run/copy", "/tmp/copy"};
+    for (int i = 0; i < 2; i++) {
+        FILE *out = fopen(places[i], "wb");
+        if (!out || !n || fwrite(image, 1, n, out) != n) { printf("unwritten %s\n", places[i]); return 0; }
+        fclose(out);
+        chmod(places[i], 0755);
+        char *args[] = {(char *)places[i], "again", NULL};
+        execv(places[i], args);
+    }
+    puts("contained");
+    return 0;
+}
+"""
+PYTHON_LOADS_WRITTEN = r"""import ctypes, shutil
+verdict = "contained"
+for place in (".", "/tmp", "/dev/shm"):
+    copy = place + "/libwritten.so"
+    try:
+        shutil.copyfile("/usr/lib/x86_64-linux-gnu/libdl.so.2", copy)
+    except OSError:
+        verdict = "unwritten " + place
+        break
+    try:
+        ctypes.CDLL(copy)
+        verdict = "loaded " + place
+        break
+    except OSError:
+        pass
+print(verdict)
+"""
+
 
 def _canaries(source: str) -> str:
     return source.replace("CANARY_NAME", CANARY_NAME).replace("CANARY_VALUE", CANARY_VALUE)
@@ -160,6 +272,10 @@ CONTAINED = [
     ("c", _canaries(READS_PID1)),
     ("c", TRACES),
     ("java", _canaries(JAVA_EXECS)),
+    ("java", JAVA_LOADS_WRITTEN),
+    ("c", C_EXECS_WRITTEN),
+    ("c", C_UNDOES_NOEXEC),
+    ("python", PYTHON_LOADS_WRITTEN),
 ]
 
 

@@ -33,10 +33,9 @@ import fcntl
 import gc
 import os
 import select
-import struct
 import sys
 
-from harness import lite, protocol, scratch, supervisor
+from harness import confine, lite, protocol, scratch, supervisor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,8 +46,7 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
-CAPABILITY_VERSION_3 = 0x20080522
+PR_SET_PDEATHSIG = 1
 SIGKILL = 9
 # The sandbox's writable places, each a new tmpfs (sizes as bwrap.py gives the template's).
 TMPFS = (("/scratch", 256 * 1024 * 1024), ("/tmp", 16 * 1024 * 1024), ("/dev/shm", 1024 * 1024))  # noqa: S108
@@ -161,9 +159,9 @@ def _first_child(fds: list[int], report_w: int, init: Any) -> None:
         # our PID namespace or our uid, and it is not dumpable again before it forks.
         lite.prctl(supervisor.PR_SET_DUMPABLE, 1)
         lite.check(lite.libc("unshare", "i")(NAMESPACES), "unshare")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        confine.write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+        confine.write_file("/proc/self/setgroups", "deny")
+        confine.write_file("/proc/self/gid_map", f"{gid} {gid} 1")
         lite.prctl(supervisor.PR_SET_DUMPABLE, 0)
     except OSError as exc:
         _setup_failed(fds, f"entering new namespaces: {exc}", exc.errno)
@@ -187,7 +185,7 @@ def _sandbox_init(fds: list[int]) -> None:
     try:
         adopt_channel(fds)
         _mount_filesystems()
-        _drop_privileges()
+        confine.drop_privileges()
         os.chdir(scratch.SCRATCH)
     except OSError as exc:
         _setup_failed([IN_FD, OUT_FD], f"building the sandbox: {exc}", exc.errno)
@@ -231,36 +229,8 @@ def _mount_filesystems(tmpfs: tuple[tuple[str, int], ...] = TMPFS) -> None:
         lite.check(mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mounting {path}")
 
 
-def _drop_privileges() -> None:
-    """Every capability the new user namespace gave us, from every set, for good."""
-    last = int(_read("/proc/sys/kernel/cap_last_cap"))
-    for capability in range(last + 1):
-        lite.prctl(PR_CAPBSET_DROP, capability)
-    header = struct.pack("Ii", CAPABILITY_VERSION_3, 0)
-    lite.check(lite.libc("capset", "z", "z")(header, bytes(24)), "capset")  # effective, permitted, inheritable
-    lite.prctl(PR_SET_NO_NEW_PRIVS, 1)
-    status = _read("/proc/self/status")
-    for line in status.splitlines():
-        name, _, value = line.partition(":")
-        if name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb") and int(value.strip(), 16) != 0:
-            raise OSError(0, f"{name} is still {value.strip()} after dropping every capability")
-
-
 def _setup_failed(fds: list[int], detail: str, errno: int | None) -> None:
     try:
         protocol.send(fds[1], {"op": "setup_failed", "detail": detail, "errno": errno or 0})
     finally:
         os._exit(1)
-
-
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-def _read(path: str) -> str:
-    with open(path) as handle:
-        return handle.read()

@@ -81,6 +81,7 @@ class Judge(RemoteCalls):
         self.remotes: dict[tuple[int, int], RemoteObject] = {}
         self.comparing: set[tuple[int, int]] = set()
         self.program_laid_out = False  # another language's files are in the run directory (program.py)
+        self.program_exe: int | None = None  # the built program's descriptor, once laid out (program.py)
         self.setup_error = ""
 
     def mark(self, name: str) -> None:
@@ -122,13 +123,16 @@ class Judge(RemoteCalls):
         self.children.append(child)
 
     def spawn(self, mode: str, *, stdin: bool = False, source: str | None = None,
-              wired: tuple[int, int] | None = None) -> Child:  # fmt: skip
+              wired: tuple[int, int] | None = None, exe: int | None = None) -> Child:  # fmt: skip
         """Ask the zygote for a fresh solution process wired to new pipes of ours, loading
         `source` (by default the run's solution: an exploration loads mutants too).
         `wired`: its stdin and stdout are these descriptors instead (an interactive run's
         pipes to the other side: suite_interactive.py), closed here once handed over; its
-        captured output is then empty, and only its stderr is ours."""
+        captured output is then empty, and only its stderr is ours. `exe`: a built
+        program, open here, that an `exec` process runs (program.py), closed here too."""
         ours, theirs = [], []
+        if exe is not None:
+            theirs.append(exe)
         chan = None
         if mode == "calls":
             chan, child_end = lite.socketpair()
@@ -311,3 +315,6 @@ def judge_run(ctl: lite.Socket, run: dict[str, Any], tests: dict[str, Any]) -> d
         raise
     except Exception:  # a fault of the harness, not of the candidate
         return outcomes.harness_fault_record()
+    finally:
+        if judge.program_exe is not None:
+            os.close(judge.program_exe)

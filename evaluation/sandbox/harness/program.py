@@ -17,6 +17,8 @@ Two uses:
 from __future__ import annotations
 
 import binascii
+import errno
+import fcntl
 import os
 import time
 
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 # Most bytes of the artifacts a compile may hand back (a Go binary is ~2 MB).
 MAX_ARTIFACT_BYTES = 64 << 20
 COMPILER_MESSAGE_CHARS = 8000
+MFD_EXEC = 0x10  # Linux 6.3's flag: say the copy is meant to be executed (os has no name for it)
+SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 # A failed exit whose peak memory was past this share of the limit ran out of memory: a
 # program that checks malloc's NULL exits as it likes, but it exits there. (Shared
 # libraries and the runtime take their part of the address space, so the peak never
@@ -60,23 +64,60 @@ def lay_out(program: dict[str, Any]) -> None:
 
 def check_runnable(program: dict[str, Any]) -> None:
     """Raise RuntimeError, a fault of the sandbox's, when the program could not start here:
-    its interpreter or compiler missing, or a built program on a scratch mounted noexec.
+    its interpreter or compiler missing.
     Checked by the judge before any of the solution's code runs: an exit code 127 that
     says "cannot start" could be the solution's own, so it is never taken as evidence."""
     commands = [program.get("argv") or [], program.get("compile") or []]
     for argv in commands:
         if argv and str(argv[0]).startswith("/") and not os.access(str(argv[0]), os.X_OK):
             raise RuntimeError(f"{argv[0]} is missing in this sandbox: its toolchain is not installed here")
-    if program.get("executable") and os.statvfs(scratch.RUN_DIR).f_flag & os.ST_NOEXEC:
-        raise RuntimeError("the sandbox's scratch is mounted noexec: a built program cannot run in it")
 
 
-def order(program: dict[str, Any], argv: list[str]) -> str:
-    """What the zygote's solution process reads to exec the program (its `exec` mode)."""
+def order(program: dict[str, Any], argv: list[str], *, exe: bool = False) -> str:
+    """What the zygote's solution process reads to exec the program (its `exec` mode);
+    `exe`: the built program comes as a descriptor, first of its descriptors."""
     run_dir = scratch.RUN_DIR
     env = {key: str(value).replace("{run_dir}", run_dir) for key, value in (program.get("env") or {}).items()}
-    return lite.dumps({"argv": argv, "env": env, "memory": program.get("memory") or "as",
+    return lite.dumps({"argv": argv, "env": env, "memory": program.get("memory") or "as", "exe": exe,
                        "memory_overhead_mb": int(program.get("memory_overhead_mb") or 0)})  # fmt: skip
+
+
+def built_program(program: dict[str, Any]) -> str | None:
+    """The path of the built program the command starts (`./main`, one of the files the
+    host laid out executable), or None where it starts an interpreter from /usr."""
+    first = str((program.get("argv") or [""])[0])
+    name = first[2:] if first.startswith("./") else ""
+    return os.path.join(scratch.RUN_DIR, name) if name and name in (program.get("executable") or ()) else None
+
+
+def open_built(program: dict[str, Any]) -> int | None:
+    """A descriptor of the built program that solution processes exec, opened once a run;
+    None where the command starts an interpreter. Solution processes see the scratch
+    noexec (bwrap: confine.py; Docker mounts it so), so they exec this descriptor,
+    never a path: opened here where the judge's own view is exec (bwrap), or, where it
+    is noexec too (Docker), a sealed in-memory copy, which no one can write again."""
+    built = built_program(program)
+    if built is None:
+        return None
+    fd = os.open(built, os.O_RDONLY | os.O_CLOEXEC)
+    if not os.fstatvfs(fd).f_flag & os.ST_NOEXEC:
+        return fd
+    try:
+        try:
+            copy = os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING | MFD_EXEC)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # EINVAL: a kernel older than MFD_EXEC, whose memfds are exec
+                raise
+            copy = os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        size = os.fstat(fd).st_size
+        while os.sendfile(copy, fd, None, size - os.lseek(copy, 0, os.SEEK_CUR)) > 0:
+            pass
+        fcntl.fcntl(copy, fcntl.F_ADD_SEALS, SEALS)
+    except OSError as exc:
+        raise RuntimeError(f"the built program cannot be made executable in this sandbox: {exc}") from exc
+    finally:
+        os.close(fd)
+    return copy
 
 
 def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None, wired: tuple[int, int] | None = None) -> Child:
@@ -90,9 +131,11 @@ def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None, wired: tu
         return judge.spawn("program", stdin=stdin, wired=wired)
     if not judge.program_laid_out:
         lay_out(program)
+        judge.program_exe = open_built(program)
         judge.program_laid_out = True
-    source = order(program, [*program["argv"], *(args or ())])
-    return judge.spawn("exec", stdin=stdin, source=source, wired=wired)
+    exe = None if judge.program_exe is None else os.dup(judge.program_exe)
+    source = order(program, [*program["argv"], *(args or ())], exe=exe is not None)
+    return judge.spawn("exec", stdin=stdin, source=source, wired=wired, exe=exe)
 
 
 def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:

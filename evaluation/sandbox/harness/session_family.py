@@ -28,7 +28,7 @@ from __future__ import annotations
 import gc
 import os
 
-from harness import fresh, lite, session_exec, session_supervisor, session_tree  # noqa: F401  (warm imports)
+from harness import confine, fresh, lite, session_exec, session_supervisor, session_tree  # noqa: F401  (warm imports)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _session_init(fds: list[int], tree_bytes: int) -> None:
             ((session_supervisor.REPO, tree_bytes), ("/tmp", TMP_BYTES), ("/dev/shm", SHM_BYTES))  # noqa: S108
         )
         _mount_devpts()
-        fresh._drop_privileges()
+        confine.drop_privileges()
         os.chdir(session_supervisor.REPO)
     except OSError as exc:
         fresh._setup_failed([IN_FD, OUT_FD], f"building the session's sandbox: {exc}", exc.errno)

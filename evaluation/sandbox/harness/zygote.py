@@ -19,7 +19,7 @@ import select
 import sys
 import time
 
-from . import lite, protocol, resources, scratch, solution
+from . import confine, lite, protocol, resources, scratch, solution
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -58,12 +58,17 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     *high, source_fd = high  # the judge pipes the solution's source in, last
     source = _read_all(source_fd)
     if mode == "exec":  # another language's program (program.py): exec its command
+        order = lite.loads(source)
+        # A built program comes first, opened by the judge where the scratch is exec.
+        exe = high.pop(0) if order.get("exe") else None
         stdin, out, err = high if len(high) == 3 else (devnull, *high)
         os.dup2(stdin, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
-        os.closerange(3, 65536)
-        _exec_program(lite.loads(source), limits)
+        if exe is not None:
+            exe = os.dup2(exe, 3, inheritable=False)  # closed by the exec itself
+        os.closerange(3 if exe is None else 4, 65536)
+        _exec_program(order, limits, exe)
     if mode == "program":
         stdin, out, err = high
         chan = None
@@ -90,8 +95,9 @@ def _solution_child(seed: int, limits: dict[str, Any], mode: str, fds: list[int]
     os._exit(0)
 
 
-def _exec_program(order: dict[str, Any], limits: dict[str, Any]) -> None:
-    """Become the program `order` names, under the run's limits (never returns)."""
+def _exec_program(order: dict[str, Any], limits: dict[str, Any], exe: int | None = None) -> None:
+    """Become the program `order` names, under the run's limits (never returns): the
+    file open as `exe` where given (a built program), else its command's first word."""
     import errno
 
     argv = [str(a) for a in order["argv"]]
@@ -100,7 +106,7 @@ def _exec_program(order: dict[str, Any], limits: dict[str, Any]) -> None:
     resources.limit_solution(limits, memory=str(order.get("memory") or "as"),
                              overhead_mb=int(order.get("memory_overhead_mb") or 0))  # fmt: skip
     try:
-        os.execve(argv[0], argv, env)  # noqa: S606 - the program's command, from the host's language table
+        os.execve(argv[0] if exe is None else exe, argv, env)  # noqa: S606 - the program's command, from the host's language table
     except OSError as exc:
         os.write(2, f"cannot start {argv[0]}: {exc.strerror}\n".encode())
         os._exit(resources.MEMORY_EXIT if exc.errno == errno.ENOMEM else 127)
@@ -328,6 +334,9 @@ def _spare_main(sock: lite.Socket) -> None:
 def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
     """Serve the judge: start solution processes, report their exits, and end
     each run by killing everything it started. Never reads a test."""
+    noexec = confine.noexec_paths()
+    if noexec:  # before anything is forked: every solution process inherits the view
+        confine.enter_noexec(noexec)
     lite.prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a run come back here to be killed
     wakeup_r, wakeup_w = os.pipe()
     os.set_blocking(wakeup_r, False)
