@@ -8,6 +8,7 @@ from typing import Any
 
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
+from evaluation.sandbox.evidence import HOST_OOM
 from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import harness_version
 from evaluation.sandbox.types import RunRequest
@@ -130,7 +131,25 @@ class SupervisorSandbox:
             return False
 
     def execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
-        """Send one run (the run frame, then the tests frame) and return the supervisor's result."""
+        """Send one run (the run frame, then the tests frame) and return the supervisor's
+        result; `host_oom` where the sandbox's memory cgroups show the host's OOM killer
+        struck it meanwhile (memory_cgroups.py), whatever the supervisor said."""
+        cgroup = getattr(self, "memory_cgroup", None)
+        before = cgroup.counts() if cgroup is not None else None
+        try:
+            result = self._execute(request, run_id)
+        except SandboxFailure as exc:
+            struck = cgroup.host_oom_since(before) if cgroup is not None and before is not None else ""
+            if struck:
+                raise SandboxFailure(f"{struck} ({exc})", anomaly=HOST_OOM) from exc
+            raise
+        struck = cgroup.host_oom_since(before) if cgroup is not None and before is not None else ""
+        if struck:
+            result["detail"] = f"{struck} ({result.get('anomaly') or 'no anomaly'})"
+            result["anomaly"] = HOST_OOM
+        return result
+
+    def _execute(self, request: RunRequest, run_id: str) -> dict[str, Any]:
         frame = request.run_frame(run_id)
         kept: dict[str, int] = {}
         if isinstance(frame.get("program"), dict) and frame["program"].get("digests"):

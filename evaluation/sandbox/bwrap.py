@@ -15,14 +15,16 @@ import shutil
 import signal
 import subprocess
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
+from evaluation.sandbox import memory_cgroups
 from evaluation.sandbox.base import SupervisorSandbox
 from evaluation.sandbox.channel import FrameReader
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import protocol
 from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.languages import RUNTIME_ETC
+from evaluation.sandbox.memory_cgroups import SandboxCgroup
 from evaluation.sandbox.uids import UidLease, lease_uid
 
 DEFAULT_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pytest: the same userland as the image
@@ -95,16 +97,41 @@ def sandbox_python() -> str:
     return os.environ.get("SANDBOX_PYTHON", DEFAULT_PYTHON)
 
 
-def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any) -> tuple[subprocess.Popen, UidLease | None]:
+class Launched(NamedTuple):
+    """A started bwrap sandbox: its process, the uid it holds, and its memory cgroups."""
+
+    process: subprocess.Popen
+    uid_lease: UidLease | None
+    cgroup: SandboxCgroup | None
+
+
+def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any, memory_cgroup: bool = True) -> Launched:
     """Start a bwrap command as the sandbox's own uid (leased here when the host runs as
-    root; otherwise the caller's), holding none of the worker's environment."""
+    root; otherwise the caller's), holding none of the worker's environment, in memory
+    cgroups of its own where the host can make them (memory_cgroups.py) and the command
+    runs the supervisor (`memory_cgroup`: whose zygote takes the cgroup's descriptors;
+    a session's sandbox keeps its own limits and is never handed them)."""
     if bwrap_path() is None:
         raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
     lease = lease_uid(hint=os.getpid() * 7 + slot) if os.geteuid() == 0 else None
-    # Popen drops to the sandbox's uid itself (setsid, setgroups, setgid, setuid, in
-    # that order, between fork and exec): unlike a preexec_fn, nothing in Python runs
-    # in the child, which is what makes it safe beside the worker's threads.
-    identity = {} if lease is None else {"user": lease.uid, "group": lease.uid, "extra_groups": []}
+    cgroup = None
+    zygote_fds: list[int] = []
+    if lease is not None and memory_cgroup:
+        try:
+            cgroup = memory_cgroups.for_uid(lease.uid)
+            memcg_env, zygote_fds = cgroup.open_for_zygote() if cgroup is not None else ("", [])
+        except OSError as exc:
+            lease.release()
+            raise SandboxFailure(f"could not open the sandbox's memory cgroup: {exc}", anomaly="start_failed",
+                                 reason="launch_failed") from exc  # fmt: skip
+    if cgroup is not None:
+        command = memory_cgroups.wrapped(command, cgroup, lease.uid, memcg_env)
+        identity: dict[str, Any] = {}  # setpriv drops to the uid, once the shell has joined the cgroup
+    else:
+        # Popen drops to the sandbox's uid itself (setsid, setgroups, setgid, setuid, in
+        # that order, between fork and exec): unlike a preexec_fn, nothing in Python runs
+        # in the child, which is what makes it safe beside the worker's threads.
+        identity = {} if lease is None else {"user": lease.uid, "group": lease.uid, "extra_groups": []}
     try:
         process = subprocess.Popen(
             command,
@@ -114,13 +141,17 @@ def launch(command: list[str], *, slot: int, stdin: Any, stdout: Any) -> tuple[s
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
+            pass_fds=zygote_fds,
             **identity,
         )
     except OSError as exc:
         if lease is not None:
             lease.release()
         raise SandboxFailure(f"could not start bwrap: {exc}", anomaly="start_failed", reason="launch_failed") from exc
-    return process, lease
+    finally:
+        for fd in zygote_fds:
+            os.close(fd)
+    return Launched(process, lease, cgroup)
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -194,6 +225,7 @@ class BwrapSandbox(SupervisorSandbox):
         self.runs = 0
         self.uid_lease: UidLease | None = None
         self.uid: int | None = None
+        self.memory_cgroup: SandboxCgroup | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -202,7 +234,8 @@ class BwrapSandbox(SupervisorSandbox):
             raise SandboxFailure("bubblewrap (bwrap) is not installed", anomaly="backend_missing")
         command = bwrap_command(harness=str(readable_copy()), python=sandbox_python(), hash_seed=self.hash_seed,
                                 warm=self.warm)  # fmt: skip
-        self.process, self.uid_lease = launch(command, slot=self.slot, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process, self.uid_lease, self.memory_cgroup = launch(command, slot=self.slot, stdin=subprocess.PIPE,
+                                                                  stdout=subprocess.PIPE)  # fmt: skip
         self.uid = self.uid_lease.uid if self.uid_lease else None
         self.reader = FrameReader(self.process.stdout.fileno())
         self._read_greeting("the sandbox", START_TIMEOUT_S)

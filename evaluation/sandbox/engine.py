@@ -167,10 +167,12 @@ def _attempt(request: RunRequest, pool: SandboxPool | None, backend: str, cold: 
         if attempt.anomaly is None and not record.get("complete"):
             attempt.anomaly = "incomplete_record"
     failed = attempt.anomaly is not None or record.get("status") != Status.PASSED
-    if failed and backend == "bwrap" and evidence.oom_struck_since(oom_before):
+    counted = getattr(attempt.sandbox, "memory_cgroup", None) is not None  # its own counters spoke (base.execute)
+    if failed and backend == "bwrap" and not counted and evidence.oom_struck_since(oom_before):
         # The host's OOM killer struck while this ran: it may have picked this run's
         # process, and a solution killed that way looks as if it crashed. (A container's
-        # own memory limit is the solution's to keep: see evidence.py.)
+        # own memory limit is the solution's to keep, and so is a bwrap sandbox's memory
+        # cgroup, whose counters tell its kills from the host's: see evidence.py.)
         attempt.detail = f"the host's OOM killer struck during the run ({attempt.anomaly or 'no anomaly'})"
         attempt.anomaly = evidence.HOST_OOM
     if cold_one is not None:

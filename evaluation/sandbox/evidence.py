@@ -17,10 +17,13 @@ runs as the same uid), never the supervisor. So:
 - the whole sandbox gone (its channel closed: the supervisor died), silent past the
   host's deadline, garbled, or unable to start is evidence of nothing the
   solution could do: an operator, the host's OOM killer, a Docker restart, a host
-  too loaded to schedule it. So is any failure of a bwrap run while the host's OOM
-  killer struck (/proc/vmstat's `oom_kill` moved during the attempt): bwrap
-  sandboxes have no memory cgroup of their own, so the kill was the host's, and
-  it may have picked the solution's process, which then looks as if it crashed.
+  too loaded to schedule it. So is the host's OOM killer striking a bwrap sandbox
+  (`host_oom`), which may have picked the solution's process, which then looks as
+  if it crashed. The sandbox's own memory cgroups say it (memory_cgroups.py): a kill
+  in its judge's cgroup, or in its run's cgroup while the run never reached its
+  limit (a kill after it did is the run's own memory_exceeded). Where the host has
+  no such cgroups, any failure of a bwrap run while /proc/vmstat's `oom_kill` moved
+  is read the same way (the functions below).
 
 The rule (engine.run): a clean first attempt is the verdict. Any other first
 attempt is rerun once in a fresh sandbox that has seen nothing else, and the rerun

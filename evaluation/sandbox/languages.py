@@ -17,11 +17,13 @@ those commands and the entry's compile and run commands: a compiled program is c
 fingerprint, source hash) (compile_cache.py), so an upgraded compiler never
 serves a binary the old one built.
 
-Memory: the sandbox's usual address-space limit (RLIMIT_AS) breaks runtimes that
-reserve far more address space than they use (the JVM, Go, Node, Mono). Those run
-under RLIMIT_DATA instead, which counts the private writable memory they commit,
-plus `memory_overhead_mb` for the runtime itself, with the runtime's own heap cap
-set to the task's limit where it has one.
+Memory: in a bwrap sandbox's memory cgroup (memory_cgroups.py) a program may hold
+the task's limit plus `memory_overhead_mb` for its runtime, with no per-process memory
+limit. Elsewhere (Docker, a host without cgroups) the sandbox's address-space limit
+(RLIMIT_AS) holds, which breaks runtimes that reserve far more address space than
+they use (the JVM, Go, Node, Mono): those (`memory` "data") run under RLIMIT_DATA
+instead, which counts the private writable memory they commit, plus the overhead.
+Either way the runtime's own heap cap is set to the task's limit where it has one.
 """
 
 from __future__ import annotations

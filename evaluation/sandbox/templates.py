@@ -34,6 +34,7 @@ from evaluation.sandbox.channel import FrameReader, wait_readable
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness import lite, protocol
 from evaluation.sandbox.harness_files import harness_version, readable_copy
+from evaluation.sandbox.memory_cgroups import SandboxCgroup
 from evaluation.sandbox.uids import UidLease
 
 START_TIMEOUT_S = 20.0
@@ -54,6 +55,7 @@ class SandboxTemplate:
         self.process: Any = None
         self.ctl: lite.Socket | None = None
         self.uid_lease: UidLease | None = None
+        self.memory_cgroup: SandboxCgroup | None = None
         self.lock = threading.Lock()
         self.generation = 0
 
@@ -63,7 +65,7 @@ class SandboxTemplate:
         self.ctl, theirs = lite.socketpair(lite.SOCK_SEQPACKET)
         try:
             # stdout: nothing of the host's (its log pipe, say) reaches the template or its forks
-            self.process, self.uid_lease = launch(
+            self.process, self.uid_lease, self.memory_cgroup = launch(
                 command, slot=self.slot, stdin=theirs.fileno(), stdout=subprocess.DEVNULL
             )
         finally:
@@ -195,6 +197,11 @@ class ForkedSandbox(SupervisorSandbox):
     @property
     def alive(self) -> bool:
         return self.child is not None and self.template.alive
+
+    @property
+    def memory_cgroup(self) -> SandboxCgroup | None:
+        """The template's: it serves one fresh sandbox at a time, and they share its uid."""
+        return self.template.memory_cgroup
 
     def fingerprint_parts(self) -> list[str]:
         return ["bwrap", f"scratch:{SCRATCH_BYTES}"]  # the same runtime as a sandbox started by exec

@@ -164,10 +164,19 @@ def idle_templates() -> list[Any]:
     return shelf.idle_templates()
 
 
-def rest_shape(pool: Any) -> int:
-    """How many processes a started sandbox holds at rest (bwrap, its init, the agent...)."""
-    table = process_table()
-    sizes = {len(subtree(table, pid)) for s in idle_sandboxes(pool) if (pid := sandbox_root_pid(s))}
+def rest_shape(pool: Any, settle_s: float = 5.0) -> int:
+    """How many processes a started sandbox holds at rest (bwrap, its init, the agent...).
+    A sandbox greets before its zygote has forked the spare it keeps at rest, so the
+    shape is read once two readings 50 ms apart agree."""
+    deadline = time.monotonic() + settle_s
+    last: set[int] = set()
+    while True:
+        table = process_table()
+        sizes = {len(subtree(table, pid)) for s in idle_sandboxes(pool) if (pid := sandbox_root_pid(s))}
+        if (len(sizes) == 1 and sizes == last) or time.monotonic() > deadline:
+            break
+        last = sizes
+        time.sleep(0.05)
     assert len(sizes) == 1, f"idle sandboxes differ in shape: {sizes}"
     return sizes.pop()
 

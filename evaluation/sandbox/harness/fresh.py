@@ -35,7 +35,7 @@ import os
 import select
 import sys
 
-from harness import confine, lite, protocol, scratch, supervisor
+from harness import confine, lite, memory_limit, protocol, scratch, supervisor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,7 +209,14 @@ def adopt_channel(fds: list[int]) -> None:
         os.dup2(fd, target)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
-    os.closerange(3 if len(fds) < 3 else 4, 65536)
+    # The template's memory cgroup descriptors go on to this sandbox's zygote (memory_limit.py).
+    keep = {0, 1, 2, *([PEER_FD] if len(fds) >= 3 else [])} | memory_limit.descriptors()
+    low = 0
+    for fd in sorted(keep):
+        if low < fd:
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
     os.setsid()
 
 

@@ -123,13 +123,15 @@ class Judge(RemoteCalls):
         self.children.append(child)
 
     def spawn(self, mode: str, *, stdin: bool = False, source: str | None = None,
-              wired: tuple[int, int] | None = None, exe: int | None = None) -> Child:  # fmt: skip
+              wired: tuple[int, int] | None = None, exe: int | None = None,
+              memory_mb: int | None = None) -> Child:  # fmt: skip
         """Ask the zygote for a fresh solution process wired to new pipes of ours, loading
         `source` (by default the run's solution: an exploration loads mutants too).
         `wired`: its stdin and stdout are these descriptors instead (an interactive run's
         pipes to the other side: suite_interactive.py), closed here once handed over; its
         captured output is then empty, and only its stderr is ours. `exe`: a built
-        program, open here, that an `exec` process runs (program.py), closed here too."""
+        program, open here, that an `exec` process runs (program.py), closed here too.
+        `memory_mb`: its memory limit, where not the run's (a runtime's overhead added)."""
         ours, theirs = [], []
         if exe is not None:
             theirs.append(exe)
@@ -149,7 +151,7 @@ class Judge(RemoteCalls):
         err_r, err_w = os.pipe()
         source_r, source_w = os.pipe()
         theirs += [out_w, err_w, source_r]
-        self._ctl_send({"op": "spawn", "mode": mode}, theirs)
+        self._ctl_send({"op": "spawn", "mode": mode, **({"memory_mb": memory_mb} if memory_mb else {})}, theirs)
         for fd in theirs:
             if not (chan is not None and fd == ours[0].fileno()):
                 os.close(fd)
@@ -164,6 +166,10 @@ class Judge(RemoteCalls):
         reply = self._wait_for(lambda m: m.get("op") == "spawned", 10.0)
         if reply is None:
             raise ChannelLost("the zygote did not start a solution process")
+        if reply.get("error"):  # nothing of the solution's ran: a fault of this sandbox
+            for fd in (out_r, err_r, *([write_end] if stdin and wired is None else [])):
+                os.close(fd)
+            raise RuntimeError(str(reply["error"]))
         child = Child(reply["pid"], chan, None, None)  # type: ignore[arg-type]
         child.stdin_fd = write_end if stdin and wired is None else None  # type: ignore[attr-defined]
         self._start_capture(child, out_r, err_r)

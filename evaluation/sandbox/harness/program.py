@@ -135,7 +135,12 @@ def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None, wired: tu
         judge.program_laid_out = True
     exe = None if judge.program_exe is None else os.dup(judge.program_exe)
     source = order(program, [*program["argv"], *(args or ())], exe=exe is not None)
-    return judge.spawn("exec", stdin=stdin, source=source, wired=wired, exe=exe)
+    return judge.spawn("exec", stdin=stdin, source=source, wired=wired, exe=exe, memory_mb=memory_mb(judge, program))
+
+
+def memory_mb(judge: Judge, program: dict[str, Any]) -> int:
+    """What a process of `program` may hold: the run's memory and its runtime's overhead."""
+    return int(judge.limits["memory_mb"]) + int(program.get("memory_overhead_mb") or 0)
 
 
 def ran_out_of_memory(judge: Judge, child: Child, status: dict[str, Any]) -> bool:
@@ -160,7 +165,7 @@ def compile_run(judge: Judge) -> None:
         raise ValueError("a compile run needs its program")
     lay_out(program)
     started = time.monotonic()
-    child = judge.spawn("exec", source=order(program, list(program["compile"])))
+    child = judge.spawn("exec", source=order(program, list(program["compile"])), memory_mb=memory_mb(judge, program))
     child.out.join(max(0.0, judge.remaining()))
     if child.out.is_alive():
         judge.kill(child)

@@ -27,22 +27,42 @@ class Run:
         self.peak_kb = 0
         self.spawned = 0
         self.last_exit: dict[str, Any] | None = None
+        self.memory: Any = None  # the memory cgroup's handle (memory_limit.RunCgroup), where there is one
+        self.memory_marks: dict[int, tuple[int, int]] = {}  # its counts as each solution process started
 
 
 def limit_solution(limits: dict[str, Any], *, memory: str = "as", overhead_mb: int = 0) -> None:
     """Apply a run's limits to this process, a solution process about to run the candidate.
     `memory` "data" holds committed memory (RLIMIT_DATA) instead of address space, for
     runtimes that reserve far more than they use (the JVM, Go, Node), with
-    `overhead_mb` more for the runtime itself (programs in other languages, program.py)."""
+    `overhead_mb` more for the runtime itself (programs in other languages, program.py);
+    "cgroup" sets none: the sandbox's memory cgroup holds it (memory_limit.py)."""
     cpu = max(1, int(float(limits["cpu_s"]) + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    size = (int(limits["memory_mb"]) + max(0, overhead_mb)) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_DATA if memory == "data" else resource.RLIMIT_AS, (size, size))
+    if memory != "cgroup":
+        size = (int(limits["memory_mb"]) + max(0, overhead_mb)) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_DATA if memory == "data" else resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["file_bytes"]), int(limits["file_bytes"])))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     nproc = int(limits["processes"])
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def _killed_at_its_limit(run: Run, pid: int) -> bool:
+    """Whether the kernel killed a process of the run's memory cgroup for its limit while
+    `pid` lived: the limit was reached and an OOM kill followed. The process killed may
+    be `pid` or one it started; either way the run's processes held more than allowed.
+    (A kill while the limit was never reached was the host's: the host tells that from
+    the same counters, memory_cgroups.py, and the run is rerun, never blamed.)"""
+    marks = run.memory_marks.pop(pid, None)
+    if run.memory is None or marks is None:
+        return False
+    try:
+        kills, hits = run.memory.counts()
+    except OSError:
+        return False
+    return kills > marks[0] and hits > marks[1]
 
 
 def exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:
@@ -58,7 +78,7 @@ def exit_info(run: Run, pid: int, status: int, usage: Any) -> dict[str, Any]:
         info["code"] = os.WEXITSTATUS(status)
     limit = float(run.limits["cpu_s"])
     info["cpu_exceeded"] = info["signal"] == signal.SIGXCPU or (info["signal"] == signal.SIGKILL and cpu >= limit)
-    info["memory_exceeded"] = info["code"] == MEMORY_EXIT
+    info["memory_exceeded"] = info["code"] == MEMORY_EXIT or _killed_at_its_limit(run, pid)
     run.last_exit = info
     return info
 

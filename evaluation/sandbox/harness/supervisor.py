@@ -38,7 +38,7 @@ for _path in ("/usr/lib/python3/dist-packages",):
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.append(_path)  # pytest for the pytest suite kind; no .pth processing
 
-from harness import codec, held_files, judge, lite, protocol, scratch, solution  # noqa: E402,F401 - warm before forking
+from harness import codec, held_files, judge, lite, memory_limit, protocol, scratch, solution  # noqa: E402,F401 - warm before forking
 from harness.version import harness_version  # noqa: E402
 from harness.zygote import IN_FD, OUT_FD, Zygote, ZygoteGone  # noqa: E402
 
@@ -214,6 +214,8 @@ def main() -> None:
         gc.collect()
         gc.freeze()  # keep forked children from touching (and copying) these pages
     zygote = Zygote()  # before any frame is read: it must never hold a test
+    for fd in memory_limit.descriptors():  # the zygote's alone (harness/memory_limit.py)
+        os.close(fd)
     if os.environ.get("HARNESS_WARM", "1") == "1":
         try:  # the judge runs the pytest kind itself; the zygote stays lean without it
             import _pytest.python  # noqa: F401

@@ -19,7 +19,7 @@ import select
 import sys
 import time
 
-from . import confine, lite, protocol, resources, scratch, solution
+from . import confine, lite, memory_limit, protocol, resources, scratch, solution
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
 if TYPE_CHECKING:
@@ -103,8 +103,10 @@ def _exec_program(order: dict[str, Any], limits: dict[str, Any], exe: int | None
     argv = [str(a) for a in order["argv"]]
     env = dict(os.environ)
     env.update({str(k): str(v) for k, v in (order.get("env") or {}).items()})
-    resources.limit_solution(limits, memory=str(order.get("memory") or "as"),
-                             overhead_mb=int(order.get("memory_overhead_mb") or 0))  # fmt: skip
+    # In a memory cgroup (memory_limit.py) that is the limit: no address-space or data
+    # limit to break the runtimes that reserve far more than they touch.
+    memory = "cgroup" if limits.get("memory_cgroup") else str(order.get("memory") or "as")
+    resources.limit_solution(limits, memory=memory, overhead_mb=int(order.get("memory_overhead_mb") or 0))
     try:
         os.execve(argv[0] if exe is None else exe, argv, env)  # noqa: S606 - the program's command, from the host's language table
     except OSError as exc:
@@ -222,6 +224,9 @@ def _spawn_solution(run: resources.Run, mode: str, fds: list[int], spare: Spare 
     """Start a solution process for `run`: hand the fds to the spare if there is one
     (forked while no run was going, so the fork is off the run's path), else fork."""
     seed, limits = int(run.spec["seed"]), run.limits
+    if run.memory is not None:
+        limits = {**limits, "memory_cgroup": True}
+        marks = run.memory.counts()  # before it can run: an OOM kill of it counts after this
     pid = spare.hand_over(seed, limits, mode, fds) if spare is not None else None
     if pid is None:
         pid = os.fork()
@@ -234,6 +239,8 @@ def _spawn_solution(run: resources.Run, mode: str, fds: list[int], spare: Spare 
         os.close(fd)
     run.solutions.add(pid)
     run.spawned += 1
+    if run.memory is not None:
+        run.memory_marks[pid] = marks
     return pid
 
 
@@ -334,6 +341,9 @@ def _spare_main(sock: lite.Socket) -> None:
 def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
     """Serve the judge: start solution processes, report their exits, and end
     each run by killing everything it started. Never reads a test."""
+    memory = memory_limit.from_environment()
+    if memory is not None:  # before anything is forked: every solution process is born in it
+        memory.enter()
     noexec = confine.noexec_paths()
     if noexec:  # before anything is forked: every solution process inherits the view
         confine.enter_noexec(noexec)
@@ -374,7 +384,16 @@ def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
         op = message.get("op")
         if op == "begin":  # the scratch was wiped when the last run ended
             run = resources.Run(protocol.receive(spec_fd))
+            if memory is not None:
+                memory.begin_run()
+                run.memory = memory
         elif op == "spawn" and run is not None:
+            refused = _limit_memory(run, message)
+            if refused:
+                for fd in fds:
+                    os.close(fd)
+                _send_quietly(ctl, {"op": "spawned", "pid": 0, "error": refused})
+                continue
             pid = _spawn_solution(run, message["mode"], fds, spare)
             spare = None
             _send_quietly(ctl, {"op": "spawned", "pid": pid})
@@ -404,6 +423,19 @@ def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
                 os.close(fd)
 
 
+def _limit_memory(run: resources.Run, message: dict[str, Any]) -> str:
+    """Set the memory cgroup's limit for the process about to start: the run's memory,
+    or what the judge asks (a language's runtime overhead added). '' once it is set
+    (or there is no cgroup); else why not: the run then cannot be judged here."""
+    if run.memory is None:
+        return ""
+    try:
+        run.memory.limit(int(message.get("memory_mb") or run.limits["memory_mb"]))
+    except OSError as exc:
+        return f"the sandbox could not set its memory limit: {exc}"
+    return ""
+
+
 def _send_quietly(ctl: lite.Socket, message: dict[str, Any]) -> None:
     try:
         ctl.send(lite.dumps(message).encode())
@@ -425,7 +457,7 @@ class Zygote:
                 devnull = os.open(os.devnull, os.O_RDWR)
                 os.dup2(devnull, IN_FD)  # the host's channel is the judge's alone
                 os.dup2(devnull, OUT_FD)
-                _close_all_but({IN_FD, OUT_FD, 2, zygote_end.fileno(), spec_r})
+                _close_all_but({IN_FD, OUT_FD, 2, zygote_end.fileno(), spec_r} | memory_limit.descriptors())
                 zygote_main(zygote_end, spec_r)
             except BaseException:
                 import traceback

@@ -264,7 +264,7 @@ def _run_setup_sandbox(tree: Path, command: list[str], output: Any) -> str:
     # The setup runs as a sandbox uid the lease picks at launch: the tree is open to it
     # for the setup's length, then everything in it is the host's again (freeze).
     _chmod_tree(tree, writable=True)
-    process, lease = launch(command, slot=0, stdin=subprocess.DEVNULL, stdout=output)
+    process, lease, _ = launch(command, slot=0, stdin=subprocess.DEVNULL, stdout=output, memory_cgroup=False)
     try:
         try:
             code = process.wait(timeout=SETUP_TIMEOUT_S)

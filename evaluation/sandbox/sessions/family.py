@@ -80,8 +80,8 @@ class SessionFamily:
         self.ctl, theirs = lite.socketpair(lite.SOCK_SEQPACKET)
         try:
             try:
-                self.process, self.uid_lease = launch(command, slot=slot, stdin=theirs.fileno(),
-                                                      stdout=subprocess.DEVNULL)  # fmt: skip
+                self.process, self.uid_lease, _ = launch(command, slot=slot, stdin=theirs.fileno(),
+                                                         stdout=subprocess.DEVNULL, memory_cgroup=False)  # fmt: skip
             finally:
                 theirs.close()
             greeting = receive_control(self.ctl, START_TIMEOUT_S, who=WHO)
