@@ -29,6 +29,8 @@ class Run:
         self.last_exit: dict[str, Any] | None = None
         self.memory: Any = None  # the memory cgroup's handle (memory_limit.RunCgroup), where there is one
         self.memory_marks: dict[int, tuple[int, int]] = {}  # its counts as each solution process started
+        self.next_marks = (0, 0)  # the counts read just before the next one starts
+        self.memory_fault = ""  # why the run's memory cannot be limited (then nothing of it runs)
 
 
 def limit_solution(limits: dict[str, Any], *, memory: str = "as", overhead_mb: int = 0) -> None:

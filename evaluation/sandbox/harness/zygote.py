@@ -226,7 +226,6 @@ def _spawn_solution(run: resources.Run, mode: str, fds: list[int], spare: Spare 
     seed, limits = int(run.spec["seed"]), run.limits
     if run.memory is not None:
         limits = {**limits, "memory_cgroup": True}
-        marks = run.memory.counts()  # before it can run: an OOM kill of it counts after this
     pid = spare.hand_over(seed, limits, mode, fds) if spare is not None else None
     if pid is None:
         pid = os.fork()
@@ -240,7 +239,7 @@ def _spawn_solution(run: resources.Run, mode: str, fds: list[int], spare: Spare 
     run.solutions.add(pid)
     run.spawned += 1
     if run.memory is not None:
-        run.memory_marks[pid] = marks
+        run.memory_marks[pid] = run.next_marks
     return pid
 
 
@@ -385,8 +384,11 @@ def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
         if op == "begin":  # the scratch was wiped when the last run ended
             run = resources.Run(protocol.receive(spec_fd))
             if memory is not None:
-                memory.begin_run()
                 run.memory = memory
+                try:
+                    memory.begin_run()
+                except OSError as exc:  # every spawn of the run is refused (_limit_memory)
+                    run.memory_fault = f"the sandbox could not read its memory cgroup: {exc}"
         elif op == "spawn" and run is not None:
             refused = _limit_memory(run, message)
             if refused:
@@ -427,10 +429,11 @@ def _limit_memory(run: resources.Run, message: dict[str, Any]) -> str:
     """Set the memory cgroup's limit for the process about to start: the run's memory,
     or what the judge asks (a language's runtime overhead added). '' once it is set
     (or there is no cgroup); else why not: the run then cannot be judged here."""
-    if run.memory is None:
-        return ""
+    if run.memory is None or run.memory_fault:
+        return run.memory_fault
     try:
         run.memory.limit(int(message.get("memory_mb") or run.limits["memory_mb"]))
+        run.next_marks = run.memory.counts()  # before it can run: a kill of it counts after these
     except OSError as exc:
         return f"the sandbox could not set its memory limit: {exc}"
     return ""
