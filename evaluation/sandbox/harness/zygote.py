@@ -384,13 +384,9 @@ def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
         if op == "begin":  # the scratch was wiped when the last run ended
             run = resources.Run(protocol.receive(spec_fd))
             if memory is not None:
-                run.memory = memory
-                try:
-                    memory.begin_run()
-                except OSError as exc:  # every spawn of the run is refused (_limit_memory)
-                    run.memory_fault = f"the sandbox could not read its memory cgroup: {exc}"
+                memory_limit.begin(run, memory)
         elif op == "spawn" and run is not None:
-            refused = _limit_memory(run, message)
+            refused = memory_limit.limit_spawn(run, message)
             if refused:
                 for fd in fds:
                     os.close(fd)
@@ -423,20 +419,6 @@ def zygote_main(ctl: lite.Socket, spec_fd: int) -> None:
         else:
             for fd in fds:
                 os.close(fd)
-
-
-def _limit_memory(run: resources.Run, message: dict[str, Any]) -> str:
-    """Set the memory cgroup's limit for the process about to start: the run's memory,
-    or what the judge asks (a language's runtime overhead added). '' once it is set
-    (or there is no cgroup); else why not: the run then cannot be judged here."""
-    if run.memory is None or run.memory_fault:
-        return run.memory_fault
-    try:
-        run.memory.limit(int(message.get("memory_mb") or run.limits["memory_mb"]))
-        run.next_marks = run.memory.counts()  # before it can run: a kill of it counts after these
-    except OSError as exc:
-        return f"the sandbox could not set its memory limit: {exc}"
-    return ""
 
 
 def _send_quietly(ctl: lite.Socket, message: dict[str, Any]) -> None:
