@@ -24,6 +24,7 @@ from evaluation.sandbox.docker_owners import (
     owner_id,
     owner_ttl_s,
 )
+from evaluation.sandbox.docker_peer import PeerHandover
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.languages import LanguageUnavailable
@@ -66,8 +67,9 @@ def docker_client() -> Any:
 class DockerSandbox(SupervisorSandbox):
     backend = "docker"
 
-    def __init__(self, *, slot: int = 0, hash_seed: int = 1, image: str = IMAGE) -> None:
+    def __init__(self, *, slot: int = 0, hash_seed: int = 1, image: str = IMAGE, peer_fd: int | None = None) -> None:
         self.slot = slot
+        self.peer_fd = peer_fd  # an interactive run's other side (docker_peer.py), for a one-run sandbox
         self.hash_seed = hash_seed
         self.image_name = image
         self.id = f"docker-{uuid.uuid4().hex[:12]}"
@@ -90,7 +92,14 @@ class DockerSandbox(SupervisorSandbox):
         self.image_id = image.id
         self.uid_lease = lease_uid(hint=os.getpid() * 13 + self.slot)
         uid = self.uid_lease.uid
+        handover = None
         try:
+            handover = PeerHandover(self.peer_fd) if self.peer_fd is not None else None
+            environment = {**ENVIRONMENT, "PYTHONHASHSEED": str(self.hash_seed)}
+            volumes = {str(readable_copy()): {"bind": "/harness", "mode": "ro"}}
+            if handover is not None:
+                environment.update(handover.environment)
+                volumes.update(handover.volume)
             owner = heartbeat_ensure(docker_client)  # beating before its first container exists
             self.container = client.containers.create(
                 image.id,
@@ -110,8 +119,8 @@ class DockerSandbox(SupervisorSandbox):
                 pids_limit=PIDS,
                 shm_size="1m",
                 nano_cpus=1_000_000_000,
-                environment={**ENVIRONMENT, "PYTHONHASHSEED": str(self.hash_seed)},
-                volumes={str(readable_copy()): {"bind": "/harness", "mode": "ro"}},
+                environment=environment,
+                volumes=volumes,
                 working_dir="/scratch",
                 hostname="sandbox",
                 labels=self._labels(owner),
@@ -119,14 +128,20 @@ class DockerSandbox(SupervisorSandbox):
             attached = self.container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
             self.sock = attached._sock  # the raw socket under docker-py's wrapper
             self.container.start()
+            deadline = time.monotonic() + START_TIMEOUT_S
+            if handover is not None:  # the supervisor takes its peer before it greets
+                handover.hand_over(uid, deadline, self.sock)
             self.reader = DockerStreamReader(self.sock)
-            self.ready = self.reader.read(time.monotonic() + START_TIMEOUT_S)
+            self.ready = self.reader.read(deadline)
         except SandboxFailure as exc:
             self.close()
             raise SandboxFailure(f"the container did not come up: {exc}", anomaly="start_failed") from exc
         except Exception as exc:
             self.close()
             raise SandboxFailure(f"could not start a container: {exc}", anomaly="start_failed") from exc
+        finally:
+            if handover is not None:
+                handover.close()
         self._check_greeting("the container")
         return self
 

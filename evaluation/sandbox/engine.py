@@ -263,15 +263,12 @@ def run(
 
 def run_pair(first: RunRequest, second: RunRequest, backend: str) -> tuple[RunResult, RunResult]:
     """Run two requests at once in two fresh sandboxes joined by a socket between their
-    supervisors (an interactive run's two sides: harness/suite_interactive.py). Each
-    sandbox is forked from a template of its own, so each side has its own uid and PID
-    namespace. A pair in which either side left no clean record is rerun once, whole,
-    in two new sandboxes; each side's result is then decided as a single run's is."""
-    from evaluation.sandbox.templates import fresh_sandbox
-
-    if backend != "bwrap":
-        message = f"interactive runs need two bwrap sandboxes joined by a socket; the {backend} backend has none yet"
-        return _unstarted(first, backend, message), _unstarted(second, backend, message)
+    supervisors (an interactive run's two sides: harness/suite_interactive.py). On bwrap
+    each sandbox is forked from a template of its own; on Docker each is a container of
+    its own, handed its end as it starts (docker_peer.py). Either way each side has its
+    own uid and PID namespace. A pair in which either side left no clean record is rerun
+    once, whole, in two new sandboxes; each side's result is then decided as a single
+    run's is."""
     started = time.monotonic()
     attempts: list[tuple[_Attempt, _Attempt]] = []
     for _ in range(2):
@@ -281,7 +278,7 @@ def run_pair(first: RunRequest, second: RunRequest, backend: str) -> tuple[RunRe
         def side(index: int, request: RunRequest, end: lite.Socket, sides: list[_Attempt | None] = sides) -> None:
             def make() -> Any:
                 try:
-                    return fresh_sandbox(request.hash_seed, end.fileno())
+                    return _peered_sandbox(backend, request.hash_seed, end.fileno())
                 finally:
                     end.close()  # the sandbox holds its own copy: the other side sees EOF when it goes
 
@@ -311,9 +308,19 @@ def run_pair(first: RunRequest, second: RunRequest, backend: str) -> tuple[RunRe
     return results[0], results[1]
 
 
-def _unstarted(request: RunRequest, backend: str, message: str) -> RunResult:
-    return RunResult(status=Status.SANDBOX_ERROR, message=message, backend=backend, harness_version=harness_version(),
-                     seed=request.seed, repeat=request.repeat)  # fmt: skip
+def _peered_sandbox(backend: str, hash_seed: int, peer_fd: int) -> Any:
+    """A started one-run sandbox with `peer_fd` as its peer (one side of run_pair's)."""
+    if backend == "bwrap":
+        from evaluation.sandbox.templates import fresh_sandbox
+
+        return fresh_sandbox(hash_seed, peer_fd)
+    if backend == "docker":
+        from evaluation.sandbox.docker_backend import DockerSandbox
+        from evaluation.sandbox.starts import start_sandbox
+
+        return start_sandbox(lambda: DockerSandbox(hash_seed=hash_seed, peer_fd=peer_fd).start(), backend=backend,
+                             kind="cold")  # fmt: skip
+    raise ValueError(f"unknown sandbox backend {backend!r}: use bwrap or docker")
 
 
 def _blame(request: RunRequest, first: _Attempt, rerun: _Attempt, backend: str) -> RunResult:

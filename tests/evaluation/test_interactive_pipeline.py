@@ -15,7 +15,7 @@ from tasks_app.services import task_submit
 from tests.factories import make_task
 from trainer_bridge.services import reward_runs, rewards
 
-from .conftest import needs_bwrap
+from .conftest import BACKENDS, needs_bwrap
 from .interactor_samples import BINARY_SEARCH_PYTHON, COUNT_UP_PYTHON, GUESS_PYTHON
 
 CONFIG = VerifyConfig(repeats=2, mutants=4, probes=True, backend="bwrap", inputs=0)
@@ -64,8 +64,9 @@ def test_an_interactive_task_verifies_and_a_failing_interactor_breaks_it(curator
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-@needs_bwrap
-def test_rewards_follow_the_interactor(curator):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rewards_follow_the_interactor(curator, backend, monkeypatch):
+    monkeypatch.setenv("SANDBOX_BACKEND", backend)  # the reward API's runs go to this backend's sandboxes
     good = interactive_task(curator, slug="guess-rewards")
     completions = [
         {"id": "right", "version_hash": good.latest_version.content_hash,
@@ -81,5 +82,6 @@ def test_rewards_follow_the_interactor(curator):
     assert (by_id["right"]["status"], by_id["right"]["reward"]) == ("passed", 1.0)
     assert (by_id["wrong"]["status"], by_id["wrong"]["reward"]) == ("failed", 0.0)
     assert (by_id["silent"]["status"], by_id["silent"]["reward"]) == ("failed", 0.0)
+    assert {item.result["backend"] for item in batch.items.all()} == {backend}
     hidden = [f for f in by_id["wrong"]["tests"]["failures"] if f["name"].startswith("hidden")]
     assert hidden and all(f["message"] == "(hidden test)" for f in hidden)

@@ -7,6 +7,8 @@ reach neither the interactor nor the case's input."""
 from __future__ import annotations
 
 import os
+import tempfile
+import time
 
 import pytest
 
@@ -18,7 +20,7 @@ from tasks_app.content import VersionContent
 from tasks_app.errors import ValidationFailed
 from tests.factories import content_data
 
-from .conftest import needs_bwrap
+from .conftest import BACKENDS, needs_docker
 from .interactor_samples import (
     BINARY_SEARCH_CPP,
     BINARY_SEARCH_PYTHON,
@@ -31,7 +33,10 @@ from .interactor_samples import (
     UNFLUSHED_PYTHON,
 )
 
-pytestmark = needs_bwrap
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +44,7 @@ def own_compile_cache(private_compile_cache):
     """Every test here builds in a compile cache of its own (conftest.py)."""
 
 
-def interactive(solution: str, *, interactor: str = GUESS_PYTHON, interactor_language: str = "python",
+def interactive(backend: str, solution: str, *, interactor: str = GUESS_PYTHON, interactor_language: str = "python",
                 language: str = "python", wall_s: float = 5.0, memory_mb: int = 256,
                 cases: list | None = None) -> RunResult:  # fmt: skip
     cases = GUESS_CASES if cases is None else cases
@@ -47,17 +52,17 @@ def interactive(solution: str, *, interactor: str = GUESS_PYTHON, interactor_lan
              "comparator": {"mode": "interactor", "language": interactor_language, "source": interactor}}  # fmt: skip
     request = RunRequest(suite_kind="stdio", solution=solution, tests=tests, language=language,
                          limits=Limits(wall_s=wall_s, cpu_s=wall_s, memory_mb=memory_mb))  # fmt: skip
-    return engine.run(request, backend="bwrap", warm=False)
+    return engine.run(request, backend=backend, warm=False)
 
 
 def messages(result: RunResult) -> dict[str, str]:
     return {t.name: t.message for t in result.tests if t.outcome != "passed"}
 
 
-def test_a_right_dialogue_passes_in_python_and_cpp_with_python_and_c_interactors():
+def test_a_right_dialogue_passes_in_python_and_cpp_with_python_and_c_interactors(backend):
     for solution, language in ((BINARY_SEARCH_PYTHON, "python"), (BINARY_SEARCH_CPP, "cpp17")):
         for interactor, interactor_language in ((GUESS_PYTHON, "python"), (GUESS_C, "c")):
-            result = interactive(solution, language=language, interactor=interactor,
+            result = interactive(backend, solution, language=language, interactor=interactor,
                                  interactor_language=interactor_language)  # fmt: skip
             assert result.status == Status.PASSED, (language, interactor_language, result.message, messages(result))
             assert sorted(t.name for t in result.tests) == ["hidden[0]", "hidden[1]", "hidden[2]", "visible[0]"]
@@ -65,8 +70,8 @@ def test_a_right_dialogue_passes_in_python_and_cpp_with_python_and_c_interactors
             assert result.request_digest
 
 
-def test_a_wrong_dialogue_fails_on_the_interactors_word_where_it_goes_wrong():
-    result = interactive(COUNT_UP_PYTHON)
+def test_a_wrong_dialogue_fails_on_the_interactors_word_where_it_goes_wrong(backend):
+    result = interactive(backend, COUNT_UP_PYTHON)
     assert result.status == Status.FAILED
     failed = messages(result)
     # Counting up is right for 3 of 10 and 1 of a million; not for 999,999 of a million.
@@ -74,57 +79,59 @@ def test_a_wrong_dialogue_fails_on_the_interactors_word_where_it_goes_wrong():
     assert failed["hidden[0]"].startswith("wrong answer: more than 20 questions"), failed
 
 
-def test_a_malformed_line_is_a_presentation_error_and_a_crash_a_failure():
-    malformed = interactive(MALFORMED_PYTHON)
+def test_a_malformed_line_is_a_presentation_error_and_a_crash_a_failure(backend):
+    malformed = interactive(backend, MALFORMED_PYTHON)
     assert malformed.status == Status.PRESENTATION_ERROR, (malformed.message, messages(malformed))
     assert "malformed line" in malformed.message
-    crashed = interactive("import sys\nsys.exit(4)\n")
+    crashed = interactive(backend, "import sys\nsys.exit(4)\n")
     assert crashed.status == Status.FAILED
     assert all("exit code 4" in m for m in messages(crashed).values()), messages(crashed)
 
 
-def test_a_deadlock_is_the_solutions_timeout_and_a_memory_bomb_its_memory():
+def test_a_deadlock_is_the_solutions_timeout_and_a_memory_bomb_its_memory(backend):
     started = interactors.CASE_OVERHEAD_S  # the run ends on the solution's wall time, not the interactor's
-    result = interactive(UNFLUSHED_PYTHON, wall_s=1.0)
+    result = interactive(backend, UNFLUSHED_PYTHON, wall_s=1.0)
     assert result.status == Status.TIMEOUT, (result.status, result.message, messages(result))
     assert result.wall_s < 1.0 + 10 * started
-    bomb = interactive("input()\nblocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))\n", memory_mb=128)
+    bomb = interactive(
+        backend, "input()\nblocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))\n", memory_mb=128
+    )
     assert bomb.status == Status.MEMORY_EXCEEDED, (bomb.status, bomb.message)
 
 
-def test_a_broken_interactor_is_the_tasks_fault_never_the_solutions():
+def test_a_broken_interactor_is_the_tasks_fault_never_the_solutions(backend):
     cases = GUESS_CASES[:2]
-    own_failure = interactive(BINARY_SEARCH_PYTHON, interactor="import sys\nsys.exit(3)\n", cases=cases)
+    own_failure = interactive(backend, BINARY_SEARCH_PYTHON, interactor="import sys\nsys.exit(3)\n", cases=cases)
     assert own_failure.status == Status.CHECKER_ERROR, own_failure.message
     assert "interactor failed" in own_failure.message and "exit code 3" in own_failure.message
-    crash = interactive(BINARY_SEARCH_PYTHON, interactor="print(10, flush=True)\ninput()\nraise KeyError('x')\n",
-                        cases=cases)  # fmt: skip
+    raises = "print(10, flush=True)\ninput()\nraise KeyError('x')\n"
+    crash = interactive(backend, BINARY_SEARCH_PYTHON, interactor=raises, cases=cases)
     assert crash.status == Status.CHECKER_ERROR and "crashed" in crash.message, crash.message
-    does_not_compile = interactive(BINARY_SEARCH_PYTHON, interactor="int main( {", interactor_language="c",
+    does_not_compile = interactive(backend, BINARY_SEARCH_PYTHON, interactor="int main( {", interactor_language="c",
                                    cases=cases)  # fmt: skip
     assert does_not_compile.status == Status.CHECKER_ERROR
     assert "interactor does not compile" in does_not_compile.message
     # One that spins while the solution waits for it runs out of its own time: also the task's.
     spinning = "while True:\n    pass\n"
-    slow = interactive(BINARY_SEARCH_PYTHON, interactor=spinning, cases=cases[:1], wall_s=30.0)
+    slow = interactive(backend, BINARY_SEARCH_PYTHON, interactor=spinning, cases=cases[:1], wall_s=30.0)
     assert slow.status == Status.CHECKER_ERROR and "CPU time" in slow.message, slow.message
 
 
-def test_an_interactor_failing_after_the_solution_left_is_the_solutions_failure_not_a_null_reward():
+def test_an_interactor_failing_after_the_solution_left_is_the_solutions_failure_not_a_null_reward(backend):
     cases = GUESS_CASES[:1]
     # Leaves at once: an interactor that crashes on the end of its input then fails.
-    left = interactive("import os\nos._exit(0)\n", cases=cases, interactor="print(1, flush=True)\ninput()\n")
+    left = interactive(backend, "import os\nos._exit(0)\n", cases=cases, interactor="print(1, flush=True)\ninput()\n")
     assert left.status == Status.FAILED, (left.status, left.message, messages(left))
     assert "ended (with exit code 0) before the dialogue did" in messages(left)["visible[0]"], messages(left)
     # Leaves a process holding its end of the pipe: the interactor waits on it until its time is up.
     holder = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nos._exit(0)\n"
-    held = interactive(holder, cases=cases, interactor="import sys\nprint(1, flush=True)\nsys.stdin.read()\n"
+    held = interactive(backend, holder, cases=cases, interactor="import sys\nprint(1, flush=True)\nsys.stdin.read()\n"
                        "sys.exit(1)\n")  # fmt: skip
     assert held.status == Status.FAILED, (held.status, held.message, messages(held))
 
 
-def test_the_solution_cannot_read_the_case_or_reach_the_interactor():
-    result = interactive(SNOOPING_PYTHON)
+def test_the_solution_cannot_read_the_case_or_reach_the_interactor(backend):
+    result = interactive(backend, SNOOPING_PYTHON)
     assert result.status == Status.FAILED, (result.status, messages(result))
     assert all("wrong answer" in m for m in messages(result).values()), messages(result)
     # Nor kill it: every process a solution sees is its own run's.
@@ -132,19 +139,22 @@ def test_the_solution_cannot_read_the_case_or_reach_the_interactor():
         "import os, signal\nfor pid in os.listdir('/proc'):\n    if pid.isdigit() and int(pid) > 1:\n"
         "        try:\n            os.kill(int(pid), signal.SIGKILL)\n        except OSError:\n            pass\n"
     )
-    killed = interactive(killer + BINARY_SEARCH_PYTHON)
+    killed = interactive(backend, killer + BINARY_SEARCH_PYTHON)
     assert killed.status in (Status.FAILED, Status.TIMEOUT), (killed.status, killed.message)
 
 
-def test_an_interactive_run_leaves_no_sandbox_and_no_descriptor_behind():
-    interactive(BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])  # templates and threads warmed
+def test_an_interactive_run_leaves_no_sandbox_and_no_descriptor_behind(backend):
+    interactive(backend, BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])  # templates and threads warmed
     before = len(os.listdir("/proc/self/fd"))
+    containers = _our_containers() if backend == "docker" else 0
     for _ in range(3):
-        assert interactive(BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1]).status == Status.PASSED
-    import time
-
-    time.sleep(0.5)  # a cold sandbox is closed in the background once its verdict is in
+        assert interactive(backend, BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1]).status == Status.PASSED
+    time.sleep(0.5 if backend == "bwrap" else 3.0)  # a cold sandbox is closed in the background after its verdict
     assert len(os.listdir("/proc/self/fd")) <= before + 2
+    if backend == "docker":
+        assert _our_containers() <= containers
+        assert not [name for name in os.listdir(tempfile.gettempdir()) if name.startswith("sandbox-peer-")]
+        return
     # Every template is back on the shelf with no sandbox of its own left running.
     for template in shelf.idle_templates():
         with open(f"/proc/{template.pid}/task/{template.pid}/children") as handle:
@@ -156,11 +166,73 @@ def test_an_interactive_run_leaves_no_sandbox_and_no_descriptor_behind():
         assert len(leftovers) <= 1, leftovers  # the template's own process under bwrap
 
 
-def test_without_bwrap_an_interactive_run_is_a_sandbox_error_that_says_why():
-    request = RunRequest(suite_kind="interactive", solution="", tests={"cases": []})
-    ours, theirs = engine.run_pair(request, request, "docker")
-    assert ours.status == theirs.status == Status.SANDBOX_ERROR
-    assert "two bwrap sandboxes" in ours.message
+def _our_containers() -> int:
+    from evaluation.sandbox.docker_backend import docker_client
+    from evaluation.sandbox.docker_owners import LABEL, owner_id
+
+    return len(docker_client().api.containers(all=True, filters={"label": f"{LABEL}.owner={owner_id()}"}))
+
+
+@needs_docker
+def test_on_docker_the_peer_is_handed_over_before_any_solution_process_exists():
+    # The handover socket and its directory are gone once the supervisor holds its peer:
+    # the solution finds nothing at /peer to connect to.
+    empty = "import os, sys\nif os.listdir('/peer'):\n    sys.exit(9)\n"
+    result = interactive("docker", empty + BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])
+    assert result.status == Status.PASSED, (result.status, result.message, messages(result))
+
+
+@needs_docker
+def test_the_docker_handover_answers_only_the_containers_uid():
+    import socket
+
+    from evaluation.sandbox.docker_peer import NAME, PeerHandover
+    from evaluation.sandbox.errors import SandboxFailure
+
+    uid = 61_234  # an unprivileged uid as a container's: this test runs as root to become it
+    read_end, write_end = os.pipe()
+    channel, silent = socket.socketpair()
+    handover = PeerHandover(write_end)
+    path = os.path.join(handover.directory, NAME)
+
+    def connect_as(as_uid: int | None) -> int:
+        """Connect from a child (as `as_uid`), and exit 0 if a descriptor came, 1 if none."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if as_uid is not None:
+                    os.setgid(as_uid)
+                    os.setuid(as_uid)
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                    connection.connect(path)
+                    _data, fds, _flags, _addr = socket.recv_fds(connection, 16, 1)
+                if fds:
+                    os.write(fds[0], b"from the peer")
+                os._exit(0 if fds else 1)
+            except BaseException:
+                os._exit(2)
+        return pid
+
+    try:
+        stranger = connect_as(None)  # root, not the container's uid: dropped unanswered
+        container = connect_as(uid)
+        handover.hand_over(uid, time.monotonic() + 10, channel)
+        assert os.waitpid(stranger, 0)[1] >> 8 == 1
+        assert os.waitpid(container, 0)[1] >> 8 == 0
+        os.close(write_end)
+        assert os.read(read_end, 100) == b"from the peer"
+        # A supervisor that speaks (or dies) before it connects fails the start at once.
+        silent.send(b"x")
+        started = time.monotonic()
+        with pytest.raises(SandboxFailure, match="before it took its interactive peer"):
+            handover.hand_over(uid, time.monotonic() + 10, channel)
+        assert time.monotonic() - started < 1
+    finally:
+        handover.close()
+        channel.close()
+        silent.close()
+        os.close(read_end)
+    assert not os.path.exists(handover.directory)
 
 
 def test_folding_keeps_the_solutions_own_limits_and_the_interactors_word():

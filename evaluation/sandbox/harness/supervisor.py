@@ -267,6 +267,11 @@ def entry() -> None:
 
         fresh.entry()
         return
+    peer = os.environ.pop("HARNESS_PEER", "")
+    if peer:  # one side of an interactive pair on Docker (evaluation/sandbox/docker_peer.py)
+        from harness import suite_interactive
+
+        suite_interactive.adopt_peer(peer)
     try:
         main()
     except OSError as exc:
