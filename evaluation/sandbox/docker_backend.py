@@ -16,6 +16,7 @@ from typing import Any
 
 from evaluation.sandbox.base import SupervisorSandbox
 from evaluation.sandbox.channel import DockerStreamReader
+from evaluation.sandbox.docker_handover import StartHandover
 from evaluation.sandbox.docker_owners import (
     LABEL,
     heartbeat_ages,
@@ -24,7 +25,6 @@ from evaluation.sandbox.docker_owners import (
     owner_id,
     owner_ttl_s,
 )
-from evaluation.sandbox.docker_peer import PeerHandover
 from evaluation.sandbox.errors import SandboxFailure
 from evaluation.sandbox.harness_files import SUPERVISOR_ENTRY, readable_copy
 from evaluation.sandbox.languages import LanguageUnavailable
@@ -69,7 +69,8 @@ class DockerSandbox(SupervisorSandbox):
 
     def __init__(self, *, slot: int = 0, hash_seed: int = 1, image: str = IMAGE, peer_fd: int | None = None) -> None:
         self.slot = slot
-        self.peer_fd = peer_fd  # an interactive run's other side (docker_peer.py), for a one-run sandbox
+        self.peer_fd = peer_fd  # an interactive run's other side (docker_handover.py), for a one-run sandbox
+        self.memory_cgroup: Any = None  # its judge and run cgroups (memory_cgroups.py), where the host makes them
         self.hash_seed = hash_seed
         self.image_name = image
         self.id = f"docker-{uuid.uuid4().hex[:12]}"
@@ -94,12 +95,9 @@ class DockerSandbox(SupervisorSandbox):
         uid = self.uid_lease.uid
         handover = None
         try:
-            handover = PeerHandover(self.peer_fd) if self.peer_fd is not None else None
-            environment = {**ENVIRONMENT, "PYTHONHASHSEED": str(self.hash_seed)}
-            volumes = {str(readable_copy()): {"bind": "/harness", "mode": "ro"}}
-            if handover is not None:
-                environment.update(handover.environment)
-                volumes.update(handover.volume)
+            handover = StartHandover(self.peer_fd)
+            environment = {**ENVIRONMENT, "PYTHONHASHSEED": str(self.hash_seed), **handover.environment}
+            volumes = {str(readable_copy()): {"bind": "/harness", "mode": "ro"}, **handover.volume}
             owner = heartbeat_ensure(docker_client)  # beating before its first container exists
             self.container = client.containers.create(
                 image.id,
@@ -129,8 +127,8 @@ class DockerSandbox(SupervisorSandbox):
             self.sock = attached._sock  # the raw socket under docker-py's wrapper
             self.container.start()
             deadline = time.monotonic() + START_TIMEOUT_S
-            if handover is not None:  # the supervisor takes its peer before it greets
-                handover.hand_over(uid, deadline, self.sock)
+            # Its descriptors first: the supervisor takes them before it greets.
+            self.memory_cgroup = handover.hand_over(uid, deadline, self.sock)
             self.reader = DockerStreamReader(self.sock)
             self.ready = self.reader.read(deadline)
         except SandboxFailure as exc:

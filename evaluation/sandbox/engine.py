@@ -265,7 +265,7 @@ def run_pair(first: RunRequest, second: RunRequest, backend: str) -> tuple[RunRe
     """Run two requests at once in two fresh sandboxes joined by a socket between their
     supervisors (an interactive run's two sides: harness/suite_interactive.py). On bwrap
     each sandbox is forked from a template of its own; on Docker each is a container of
-    its own, handed its end as it starts (docker_peer.py). Either way each side has its
+    its own, handed its end as it starts (docker_handover.py). Either way each side has its
     own uid and PID namespace. A pair in which either side left no clean record is rerun
     once, whole, in two new sandboxes; each side's result is then decided as a single
     run's is."""

@@ -132,20 +132,25 @@ def _enable_memory(directory: str) -> None:
 
 
 class SandboxCgroup:
-    """The two cgroups of one sandbox uid."""
+    """The two cgroups of one sandbox: below its uid's directory (bwrap), or below its
+    container's own memory cgroup (Docker: for_container)."""
 
-    def __init__(self, where: Hierarchy, uid: int) -> None:
+    def __init__(self, where: Hierarchy, uid: int, path: str = "") -> None:
         self.version = where.version
-        self.path = os.path.join(where.base, f"u{uid}")
+        self.path = path or os.path.join(where.base, f"u{uid}")
         self.judge = os.path.join(self.path, "judge")
         self.run = os.path.join(self.path, "run")
 
-    def make(self) -> SandboxCgroup:
-        if self.version == 2:
-            os.makedirs(self.path, exist_ok=True)
-            _enable_memory(self.path)
+    def make(self, pid: int = 0) -> SandboxCgroup:
+        """Make both (and move `pid`, a container's PID 1, into `judge`: v2 lets a
+        cgroup hand the memory controller down only once no process is in it)."""
+        os.makedirs(self.path, exist_ok=True)
         for directory in (self.judge, self.run):
             os.makedirs(directory, exist_ok=True)
+        if pid:
+            _write(self.judge_procs(), str(pid))
+        if self.version == 2:
+            _enable_memory(self.path)
         # No swapping the solution's memory out from under its limit: a host with swap
         # would otherwise let a run hold more than it is allowed, and slowly.
         if self.version == 1:
@@ -238,6 +243,31 @@ def for_uid(uid: int) -> SandboxCgroup | None:
     if where is None:
         return None
     return SandboxCgroup(where, uid).make()
+
+
+def for_container(pid: int) -> SandboxCgroup | None:
+    """The cgroups of the Docker container whose PID 1 is `pid` (its supervisor, the only
+    process it has yet), made below the container's own memory cgroup, which holds the
+    container's limit over both, with `pid` moved into `judge`. None where this host
+    makes no memory cgroups (not root, no memory controller); OSError where it should
+    and cannot, as for_uid."""
+    if os.geteuid() != 0:
+        return None
+    version = 1 if os.path.exists(os.path.join(V1_MOUNT, "memory.limit_in_bytes")) else 2
+    if version == 2 and _unavailable():
+        return None
+    with open(f"/proc/{pid}/cgroup") as handle:
+        for line in handle:
+            _id, controllers, path = line.rstrip("\n").split(":", 2)
+            if (version == 1 and "memory" in controllers.split(",")) or (version == 2 and _id == "0"):
+                break
+        else:
+            raise OSError(f"process {pid} is in no memory cgroup")
+    if path.startswith("/.."):  # outside this process's cgroup namespace: not reachable from here
+        raise OSError(f"the container's cgroup {path} is outside this host process's cgroup namespace")
+    mount = V1_MOUNT if version == 1 else V2_MOUNT
+    where = Hierarchy(version, mount)
+    return SandboxCgroup(where, 0, os.path.join(mount, path.lstrip("/"))).make(pid)
 
 
 def wrapped(command: list[str], cgroup: SandboxCgroup, uid: int, memcg_env: str) -> list[str]:

@@ -176,8 +176,8 @@ def _our_containers() -> int:
 @needs_docker
 def test_on_docker_the_peer_is_handed_over_before_any_solution_process_exists():
     # The handover socket and its directory are gone once the supervisor holds its peer:
-    # the solution finds nothing at /peer to connect to.
-    empty = "import os, sys\nif os.listdir('/peer'):\n    sys.exit(9)\n"
+    # the solution finds nothing at /handover to connect to.
+    empty = "import os, sys\nif os.listdir('/handover'):\n    sys.exit(9)\n"
     result = interactive("docker", empty + BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])
     assert result.status == Status.PASSED, (result.status, result.message, messages(result))
 
@@ -186,45 +186,48 @@ def test_on_docker_the_peer_is_handed_over_before_any_solution_process_exists():
 def test_the_docker_handover_answers_only_the_containers_uid():
     import socket
 
-    from evaluation.sandbox.docker_peer import NAME, PeerHandover
+    from evaluation.sandbox.docker_handover import NAME, StartHandover
     from evaluation.sandbox.errors import SandboxFailure
 
     uid = 61_234  # an unprivileged uid as a container's: this test runs as root to become it
     read_end, write_end = os.pipe()
     channel, silent = socket.socketpair()
-    handover = PeerHandover(write_end)
+    handover = StartHandover(write_end, memory=False)
     path = os.path.join(handover.directory, NAME)
 
-    def connect_as(as_uid: int | None) -> int:
-        """Connect from a child (as `as_uid`), and exit 0 if a descriptor came, 1 if none."""
+    def connect_as(as_uid: int) -> int:
+        """Connect from a child as `as_uid`, and exit 0 if a descriptor came, 1 if none."""
         pid = os.fork()
         if pid == 0:
             try:
-                if as_uid is not None:
-                    os.setgid(as_uid)
-                    os.setuid(as_uid)
+                os.setgid(as_uid)
+                os.setuid(as_uid)
                 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
                     connection.connect(path)
-                    _data, fds, _flags, _addr = socket.recv_fds(connection, 16, 1)
+                    _data, fds, _flags, _addr = socket.recv_fds(connection, 4096, 4)
                 if fds:
-                    os.write(fds[0], b"from the peer")
+                    os.write(fds[-1], b"from the peer")
                 os._exit(0 if fds else 1)
             except BaseException:
                 os._exit(2)
         return pid
 
     try:
-        stranger = connect_as(None)  # root, not the container's uid: dropped unanswered
+        # Root, not the container's uid, connects first (the backlog is first come, first
+        # accepted): dropped unanswered.
+        stranger = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stranger.connect(path)
         container = connect_as(uid)
-        handover.hand_over(uid, time.monotonic() + 10, channel)
-        assert os.waitpid(stranger, 0)[1] >> 8 == 1
+        assert handover.hand_over(uid, time.monotonic() + 10, channel) is None  # no cgroups asked for
+        assert socket.recv_fds(stranger, 4096, 4)[:2] == (b"", [])
+        stranger.close()
         assert os.waitpid(container, 0)[1] >> 8 == 0
         os.close(write_end)
         assert os.read(read_end, 100) == b"from the peer"
         # A supervisor that speaks (or dies) before it connects fails the start at once.
         silent.send(b"x")
         started = time.monotonic()
-        with pytest.raises(SandboxFailure, match="before it took its interactive peer"):
+        with pytest.raises(SandboxFailure, match="before it took its descriptors"):
             handover.hand_over(uid, time.monotonic() + 10, channel)
         assert time.monotonic() - started < 1
     finally:

@@ -1,11 +1,12 @@
-"""Memory limits from a memory cgroup per bwrap sandbox (evaluation/sandbox/memory_cgroups.py).
+"""Memory limits from a memory cgroup per sandbox, on both backends
+(evaluation/sandbox/memory_cgroups.py; a Docker sandbox's below its container's own,
+evaluation/sandbox/docker_handover.py).
 
 The limit holds a run's processes together, not each alone; it counts what they
 touch, not the address space they reserve; the kernel's own counters say whether an
 OOM kill was for the run's limit (memory_exceeded) or the host's (host_oom: rerun,
 never the solution's failure); and the solution never holds a descriptor that could
-change any of it. (Docker sandboxes have their container's memory cgroup instead:
-evidence.py's container_oom.)"""
+change any of it."""
 
 from __future__ import annotations
 
@@ -18,9 +19,7 @@ from evaluation.sandbox import engine, memory_cgroups
 from evaluation.sandbox.pool import SandboxPool
 from evaluation.sandbox.types import Limits, RunRequest, Status
 
-from .conftest import require_backend
-
-pytestmark = pytest.mark.bwrap
+from .conftest import BACKENDS, require_backend
 
 # Three processes of 100 MB each: any one fits a 256 MB limit, all three do not. The
 # parent waits for them and prints the answer whatever became of them, so only the
@@ -86,12 +85,14 @@ print("contained" if len(extra) <= 1 else f"holds {extra}")  # the listing's own
 """
 
 
-@pytest.fixture(scope="module")
-def pool():
-    require_backend("bwrap")
-    if memory_cgroups.hierarchy() is None:
+@pytest.fixture(scope="module", params=[pytest.param(b, marks=getattr(pytest.mark, b)) for b in BACKENDS])
+def pool(request):
+    backend = request.param
+    require_backend(backend)
+    if backend == "bwrap" and memory_cgroups.hierarchy() is None:
         pytest.fail(f"bwrap sandboxes have no memory cgroups here: {memory_cgroups.unavailable_reason()}")
-    warm = SandboxPool(engine.sandbox_factory("bwrap"), size=1)
+    warm = SandboxPool(engine.sandbox_factory(backend), size=1)
+    warm.backend_name = backend
     yield warm
     warm.close()
 
@@ -100,7 +101,7 @@ def run(pool, language: str, source: str, memory_mb: int = 256):
     request = RunRequest(suite_kind="stdio", solution=source, language=language,
                          tests={"visible": [], "hidden": [{"input": "", "output": "contained\n"}]},
                          limits=Limits(wall_s=10, cpu_s=5, memory_mb=memory_mb))  # fmt: skip
-    return engine.run(request, backend="bwrap", pool=pool)
+    return engine.run(request, backend=pool.backend_name, pool=pool)
 
 
 @pytest.mark.parametrize(("language", "source"), [("c", TOGETHER_C), ("python", TOGETHER_PYTHON)])
@@ -134,13 +135,37 @@ def test_a_sandbox_sits_in_its_own_cgroups_and_leaves_them_empty():
         assert cgroup is not None
         with open(cgroup.judge_procs()) as handle:
             assert str(sandbox.process.pid) in handle.read().split()  # bwrap itself, from its first instruction
-        deadline = time.monotonic() + 10
-        while not _procs(cgroup.run) and time.monotonic() < deadline:
-            time.sleep(0.01)  # the zygote moves itself there as it starts, after the greeting
-        assert _procs(cgroup.run)  # the zygote and its spare
+        _await_zygote(cgroup)
     finally:
         sandbox.close()
     assert cgroup.leftover_processes() == 0
+
+
+@pytest.mark.docker
+def test_a_container_sits_in_cgroups_below_its_own_and_they_go_with_it():
+    require_backend("docker")
+    from evaluation.sandbox.docker_backend import DockerSandbox
+
+    sandbox = DockerSandbox().start()
+    cgroup = sandbox.memory_cgroup
+    try:
+        assert cgroup is not None
+        sandbox.container.reload()
+        supervisor = str(sandbox.container.attrs["State"]["Pid"])
+        assert sandbox.container.id in cgroup.path
+        assert _procs(cgroup.judge) == [supervisor]  # moved from the container's own before it greeted
+        assert _procs(cgroup.path) == []
+        _await_zygote(cgroup)
+    finally:
+        sandbox.close()
+    assert not os.path.exists(cgroup.path)  # the engine removes the container's cgroup, ours below it too
+
+
+def _await_zygote(cgroup: memory_cgroups.SandboxCgroup) -> None:
+    deadline = time.monotonic() + 10
+    while not _procs(cgroup.run) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the zygote moves itself there as it starts, after the greeting
+    assert _procs(cgroup.run)  # the zygote and its spare
 
 
 def _procs(directory: str) -> list[str]:
@@ -148,10 +173,14 @@ def _procs(directory: str) -> list[str]:
         return handle.read().split()
 
 
-def _set_ceiling(cgroup: memory_cgroups.SandboxCgroup, nbytes: int) -> None:
+def _set_ceiling(cgroup: memory_cgroups.SandboxCgroup, nbytes: int | str) -> str:
+    """Set the ceiling over the whole sandbox, and return the one it had."""
     name = "memory.limit_in_bytes" if cgroup.version == 1 else "memory.max"
+    with open(os.path.join(cgroup.path, name)) as handle:
+        was = handle.read().strip()
     with open(os.path.join(cgroup.path, name), "w") as handle:
         handle.write(str(nbytes))
+    return was
 
 
 def _usage(cgroup: memory_cgroups.SandboxCgroup) -> int:
@@ -162,17 +191,18 @@ def _usage(cgroup: memory_cgroups.SandboxCgroup) -> int:
 
 def test_an_oom_kill_below_the_runs_limit_is_the_hosts_never_the_solutions(pool):
     # The host's OOM killer, played by a ceiling over the whole sandbox (its uid's
-    # cgroup, above `judge` and `run`): the solution's 150 MB is well under its own
+    # cgroup, or its container's, above `judge` and `run`): the solution's 150 MB is well under its own
     # 256 MB, yet it is killed. The kill is counted in `run`, whose limit was never
     # reached: host_oom, rerun in a fresh sandbox, whose clean run is the verdict.
     with pool.lease() as sandbox:
         cgroup = sandbox.memory_cgroup
-        _set_ceiling(cgroup, _usage(cgroup) + (48 << 20))
+        was = _set_ceiling(cgroup, _usage(cgroup) + (48 << 20))
     source = 'block = bytearray(150 << 20)\nprint("contained")\n'
     try:
         result = run(pool, "python", source)
     finally:
-        _set_ceiling(cgroup, -1 if cgroup.version == 1 else "max")
+        if os.path.exists(cgroup.path):  # a container goes with its cgroups once a run failed in it
+            _set_ceiling(cgroup, was)
     assert result.anomaly == "host_oom", (result.status, result.anomaly, result.message)
     assert result.attempts == 2
     assert result.status == Status.PASSED, (result.status, result.message)

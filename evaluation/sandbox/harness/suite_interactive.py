@@ -78,24 +78,6 @@ def _peer() -> lite.Socket:
     return lite.Socket(fileno=os.dup(PEER_FD))
 
 
-def adopt_peer(path: str) -> None:
-    """A Docker sandbox's way to its peer (evaluation/sandbox/docker_peer.py): connect to
-    the host's handover socket at `path`, take the one descriptor sent, and put it where
-    a forked sandbox has its peer. Done before the supervisor greets, so before any
-    solution process exists to race it to the socket."""
-    import socket
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-        connection.settimeout(30.0)
-        connection.connect(path)
-        _data, fds, _flags, _addr = socket.recv_fds(connection, 16, 1)
-    if len(fds) != 1:
-        raise RuntimeError(f"the host's peer handover at {path} sent {len(fds)} descriptors, not 1")
-    if fds[0] != PEER_FD:
-        os.dup2(fds[0], PEER_FD)
-        os.close(fds[0])
-
-
 def _send(peer: lite.Socket, message: dict[str, Any], fds: list[int] = ()) -> None:
     try:
         lite.send_fds(peer, [lite.dumps(message).encode()], list(fds))

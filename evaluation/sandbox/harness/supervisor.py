@@ -267,11 +267,11 @@ def entry() -> None:
 
         fresh.entry()
         return
-    peer = os.environ.pop("HARNESS_PEER", "")
-    if peer:  # one side of an interactive pair on Docker (evaluation/sandbox/docker_peer.py)
-        from harness import suite_interactive
+    handover = os.environ.pop("HARNESS_HANDOVER", "")
+    if handover:  # a Docker sandbox: its descriptors come over a socket (harness/handover.py)
+        from harness import handover as taken
 
-        suite_interactive.adopt_peer(peer)
+        taken.adopt(handover)
     try:
         main()
     except OSError as exc:
