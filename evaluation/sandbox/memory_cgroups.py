@@ -1,5 +1,7 @@
-"""A memory cgroup for each bwrap sandbox: the limit a solution's memory is held to,
-and the evidence of whose memory an OOM kill was about.
+"""Memory cgroups for each sandbox: the limit a solution's memory is held to, and the
+evidence of whose memory an OOM kill was about. (A Docker sandbox's are below its
+container's own cgroup: for_container, and docker_handover.py for how its zygote gets
+the descriptors; the rest of this describes bwrap's.)
 
 An address-space limit (RLIMIT_AS) breaks the runtimes that reserve far more than
 they touch (the JVM, Go, Node, rustc), and a per-process limit lets a program that
@@ -202,7 +204,11 @@ class SandboxCgroup:
         the solution's, and the zygote reports it as memory_exceeded."""
         try:
             now = self.counts()
-        except OSError as exc:  # the cgroup is gone: nothing to weigh, and nothing to blame
+        except OSError as exc:
+            if not os.path.isdir(self.path):
+                # Gone with its sandbox (a Docker container's, removed by the engine once
+                # its PID 1 ended): the sandbox's other evidence decides (death_evidence).
+                return ""
             return f"the sandbox's memory cgroup could not be read ({exc})"
         if now.judge_kills > before.judge_kills:
             return "the host's OOM killer killed the sandbox's judge"
