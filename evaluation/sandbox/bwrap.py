@@ -255,6 +255,8 @@ class BwrapSandbox(SupervisorSandbox):
 
     def close(self) -> None:
         process, self.process = self.process, None
+        if self.memory_cgroup is not None:
+            self.memory_cgroup.close()  # its counters' descriptors (read again, they reopen)
         if process is None:
             self._release_uid()
             return

@@ -154,6 +154,8 @@ class DockerSandbox(SupervisorSandbox):
     def close(self) -> None:
         container, self.container = self.container, None
         sock, self.sock = self.sock, None
+        if self.memory_cgroup is not None:
+            self.memory_cgroup.close()  # its counters' descriptors: the cgroups go with the container
         remove_container(container, sock)
         if self.uid_lease is not None:
             self.uid_lease.release()

@@ -39,6 +39,7 @@ import fcntl
 import logging
 import os
 import shutil
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -142,6 +143,10 @@ class SandboxCgroup:
         self.path = path or os.path.join(where.base, f"u{uid}")
         self.judge = os.path.join(self.path, "judge")
         self.run = os.path.join(self.path, "run")
+        # The counter files, opened once and read with pread: each run reads them twice,
+        # and opening four files each time cost about 0.3 ms of a 3 ms run.
+        self._counters: dict[str, int] = {}
+        weakref.finalize(self, _close_all, self._counters)
 
     def make(self, pid: int = 0) -> SandboxCgroup:
         """Make both (and move `pid`, a container's PID 1, into `judge`: v2 lets a
@@ -193,9 +198,32 @@ class SandboxCgroup:
     # -- evidence --------------------------------------------------------------------------
 
     def counts(self) -> Counts:
-        judge_kills, _ = _kills_and_hits(self.judge, self.version)
-        run_kills, run_hits = _kills_and_hits(self.run, self.version)
+        judge_kills, _ = self._kills_and_hits(self.judge)
+        run_kills, run_hits = self._kills_and_hits(self.run)
         return Counts(judge_kills, run_kills, run_hits)
+
+    def _read(self, path: str) -> str:
+        fd = self._counters.get(path)
+        if fd is None:
+            fd = self._counters[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return os.pread(fd, 4096, 0).decode()
+
+    def _kills_and_hits(self, directory: str) -> tuple[int, int]:
+        """(OOM kills, times the limit was reached) of one cgroup. v1 counts limit hits
+        in memory.failcnt; v2's memory.events counts each OOM of the cgroup's own limit
+        as `oom`."""
+        if self.version == 1:
+            text = self._read(os.path.join(directory, "memory.oom_control"))
+            fields = dict(line.split() for line in text.splitlines() if line.strip())
+            hits = self._read(os.path.join(directory, "memory.failcnt")).strip()
+            return int(fields.get("oom_kill", 0)), int(hits or 0)
+        text = self._read(os.path.join(directory, "memory.events"))
+        fields = dict(line.split() for line in text.splitlines() if line.strip())
+        return int(fields.get("oom_kill", 0)), int(fields.get("oom", 0))
+
+    def close(self) -> None:
+        """Close the counters' descriptors (a sandbox's end: its cgroups may go with it)."""
+        _close_all(self._counters)
 
     def host_oom_since(self, before: Counts) -> str:
         """What says the host's OOM killer struck this sandbox since `before` ('' where
@@ -228,17 +256,13 @@ class SandboxCgroup:
         return total
 
 
-def _kills_and_hits(directory: str, version: int) -> tuple[int, int]:
-    """(OOM kills, times the limit was reached) of one cgroup. v1 counts limit hits in
-    memory.failcnt; v2's memory.events counts each OOM of the cgroup's own limit as `oom`."""
-    if version == 1:
-        with open(os.path.join(directory, "memory.oom_control")) as handle:
-            fields = dict(line.split() for line in handle if line.strip())
-        with open(os.path.join(directory, "memory.failcnt")) as handle:
-            return int(fields.get("oom_kill", 0)), int(handle.read().strip() or 0)
-    with open(os.path.join(directory, "memory.events")) as handle:
-        fields = dict(line.split() for line in handle if line.strip())
-    return int(fields.get("oom_kill", 0)), int(fields.get("oom", 0))
+def _close_all(counters: dict[str, int]) -> None:
+    while counters:
+        _path, fd = counters.popitem()
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def for_uid(uid: int) -> SandboxCgroup | None:

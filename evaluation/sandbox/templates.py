@@ -120,6 +120,8 @@ class SandboxTemplate:
 
     def close(self) -> None:
         process, self.process = self.process, None
+        if self.memory_cgroup is not None:
+            self.memory_cgroup.close()  # its counters' descriptors (read again, they reopen)
         if self.ctl is not None:
             self.ctl.close()
             self.ctl = None

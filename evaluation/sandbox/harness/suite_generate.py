@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 
-from . import lite, program
-from .capture import feed
+from . import program
+from .capture import feed_soon
 from .outcomes import OUTCOME_FAILED, OUTCOME_PASSED
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
@@ -53,7 +53,7 @@ def _one(judge: Judge, case_s: float, *, args: list[str], stdin: str | None) -> 
     """(why it failed, or "", what it printed) of one process of the run's program."""
     child = program.spawn(judge, stdin=stdin is not None, args=args)
     if stdin is not None:
-        lite.start_thread(feed, child.stdin_fd, stdin.encode("utf-8", errors="surrogateescape"))
+        feed_soon(child.stdin_fd, stdin.encode("utf-8", errors="surrogateescape"))
     child.out.join(max(0.0, min(case_s, judge.remaining())))
     if child.out.is_alive():
         judge.kill(child)

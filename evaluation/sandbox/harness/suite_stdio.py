@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
-from . import compare, lite, program
-from .capture import feed
+from . import compare, program
+from .capture import feed_soon
 from .outcomes import OUTCOME_FAILED, OUTCOME_PASSED, OUTCOME_UNCHECKED, CandidateFailure
 from .resources import MEMORY_EXIT
 
@@ -37,7 +37,7 @@ def run(judge: Judge) -> None:
     for test_name, case in judge.named_tests():
         started = time.monotonic()
         child = program.spawn(judge, stdin=True)
-        lite.start_thread(feed, child.stdin_fd, case["input"].encode())
+        feed_soon(child.stdin_fd, case["input"].encode())
         child.out.join(max(0.0, judge.remaining()))
         if child.out.is_alive():
             judge.kill(child)
