@@ -194,6 +194,39 @@ def test_a_warm_sandbox_keeps_a_built_program_and_is_sent_it_once(monkeypatch):
         pool.close()
 
 
+# Tries to rewrite the program it runs from (the sandbox's held copy of it) and to find
+# it in the run directory; says "kept" when neither works. Had one run changed the copy,
+# the next run's exec of it would fail. (The kernel refuses writes to a file being
+# executed, and the held copy is sealed against writes besides: program.py.)
+REWRITES_ITSELF_C = r"""#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    int changed = 0;
+    int fd = open("/proc/self/exe", O_RDWR);
+    if (fd >= 0) {
+        if (pwrite(fd, "XXXX", 4, 0) == 4) changed = 1;
+        if (ftruncate(fd, 0) == 0) changed = 1;
+        close(fd);
+    }
+    if (access("main", F_OK) == 0) {
+        int again = open("main", O_WRONLY | O_TRUNC);
+        if (again >= 0 && write(again, "XXXX", 4) == 4) changed = 1;
+    }
+    puts(changed ? "changed" : "kept");
+}
+"""
+
+
+def test_a_held_built_program_cannot_be_changed_by_a_run_for_the_next(sandbox):
+    backend, pool = sandbox
+    cases = [{"input": "", "output": "kept\n"}]
+    for _ in range(3):  # the first run sends the program; the others exec the held copy
+        result = stdio(pool, "c", REWRITES_ITSELF_C, cases, backend=backend)
+        assert result.status == Status.PASSED, (result.status, result.message, [t.message for t in result.tests])
+    assert result.anomaly is None
+
+
 def test_the_sandbox_image_carries_every_languages_packages():
     # bwrap binds the host's toolchains, which make test installs from the language table;
     # the Docker image installs its own, listed in both of its recipes: all three agree.

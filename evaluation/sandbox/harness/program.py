@@ -22,7 +22,7 @@ import fcntl
 import os
 import time
 
-from . import lite, scratch
+from . import held_files, lite, scratch
 from .outcomes import CandidateFailure
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts without it
@@ -49,15 +49,19 @@ def spec(judge: Judge) -> dict[str, Any] | None:
     return program if isinstance(program, dict) else None
 
 
-def lay_out(program: dict[str, Any]) -> None:
-    """Write the program's files into the run directory (once a run)."""
+def lay_out(program: dict[str, Any], *, skip: str | None = None) -> None:
+    """Write the program's files into the run directory (once a run), but `skip`: the
+    built program where solution processes exec a held sealed copy instead. A file is
+    its base64 text as sent, or its bytes where the sandbox holds it (held_files.py)."""
     run_dir = scratch.RUN_DIR
     for name, encoded in (program.get("files") or {}).items():
         if "/" in name or name in ("", ".", ".."):
             raise ValueError(f"a program file may not be named {name!r}")
+        if name == skip:
+            continue
         path = os.path.join(run_dir, name)
         with open(path, "wb") as handle:
-            handle.write(binascii.a2b_base64(encoded))
+            handle.write(encoded if isinstance(encoded, bytes) else binascii.a2b_base64(encoded))
         os.chmod(path, 0o755 if name in (program.get("executable") or ()) else 0o644)
     check_runnable(program)
 
@@ -85,9 +89,57 @@ def order(program: dict[str, Any], argv: list[str], *, exe: bool = False) -> str
 def built_program(program: dict[str, Any]) -> str | None:
     """The path of the built program the command starts (`./main`, one of the files the
     host laid out executable), or None where it starts an interpreter from /usr."""
+    name = _built_name(program)
+    return os.path.join(scratch.RUN_DIR, name) if name else None
+
+
+def _built_name(program: dict[str, Any]) -> str | None:
     first = str((program.get("argv") or [""])[0])
     name = first[2:] if first.startswith("./") else ""
-    return os.path.join(scratch.RUN_DIR, name) if name and name in (program.get("executable") or ()) else None
+    return name if name and name in (program.get("executable") or ()) else None
+
+
+def held_executable(program: dict[str, Any]) -> tuple[str, int] | None:
+    """(name, descriptor) of the built program as a sealed in-memory copy the sandbox
+    keeps between runs, made from its held bytes on first use (held_files.py); None
+    where it is not held (then the run lays it out and opens it: open_built). The copy
+    is sealed against writes, growth and shrinking before any solution process sees it,
+    so one run's processes cannot change what a later run execs."""
+    name = _built_name(program)
+    digest = str((program.get("digests") or {}).get(name) or "") if name else ""
+    data = held_files.held(digest) if digest else None
+    if data is None:
+        return None
+    fd = held_files.sealed(digest)
+    if fd is None:
+        try:
+            fd = _sealed_copy(data)
+        except OSError:
+            return None  # laid out and opened as a file instead
+        held_files.keep_sealed(digest, fd)
+    return name, os.dup(fd)
+
+
+def _memfd() -> int:
+    try:
+        return os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING | MFD_EXEC)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # EINVAL: a kernel older than MFD_EXEC, whose memfds are exec
+            raise
+        return os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+
+
+def _sealed_copy(data: bytes) -> int:
+    fd = _memfd()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_built(program: dict[str, Any]) -> int | None:
@@ -103,12 +155,7 @@ def open_built(program: dict[str, Any]) -> int | None:
     if not os.fstatvfs(fd).f_flag & os.ST_NOEXEC:
         return fd
     try:
-        try:
-            copy = os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING | MFD_EXEC)
-        except OSError as exc:
-            if exc.errno != errno.EINVAL:  # EINVAL: a kernel older than MFD_EXEC, whose memfds are exec
-                raise
-            copy = os.memfd_create("program", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        copy = _memfd()
         size = os.fstat(fd).st_size
         while os.sendfile(copy, fd, None, size - os.lseek(copy, 0, os.SEEK_CUR)) > 0:
             pass
@@ -130,8 +177,9 @@ def spawn(judge: Judge, *, stdin: bool, args: list[str] | None = None, wired: tu
             raise ValueError("arguments are only for a program with a command (the run's `program`)")
         return judge.spawn("program", stdin=stdin, wired=wired)
     if not judge.program_laid_out:
-        lay_out(program)
-        judge.program_exe = open_built(program)
+        held = held_executable(program)
+        lay_out(program, skip=held[0] if held else None)
+        judge.program_exe = held[1] if held else open_built(program)
         judge.program_laid_out = True
     exe = None if judge.program_exe is None else os.dup(judge.program_exe)
     source = order(program, [*program["argv"], *(args or ())], exe=exe is not None)
