@@ -9,7 +9,8 @@ sum of two integers, tests/evaluation/language_samples.py):
   compile is paid once: every later run of that source is a hit.
 - sandboxed_over_bare_<lang>: a warm sandboxed run of the built program on one case,
   over running the same built program directly on the host (subprocess, no sandbox,
-  same command), medians of --repeats each.
+  same command), medians of 5 x --repeats each, the two taking turns (a run of a few
+  milliseconds: one burst of noise on a small host would otherwise decide it).
 - per_case_ms_<lang>: what one more case costs in the sandbox (100 cases minus 1, / 99).
 - mixed_checks_over_bare: 200 checks cycling through the languages on --workers
   threads through the warm pool (compiled once each), over the same 200 checks as
@@ -72,6 +73,9 @@ LIMITS = Limits(wall_s=20, cpu_s=20, memory_mb=256)
 
 def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+ONE_CASE_TURNS = 5  # times --repeats: the one-case figures are the noisiest
 
 
 def cases(n: int) -> list[dict]:
@@ -190,11 +194,15 @@ def main() -> None:
                 say(f"  sample failed: {exc}")
                 continue
             passed += 1
-            one = statistics.median(timed(pool, request(language, SUM[language], 1)) for _ in range(args.repeats))
-            hundred = statistics.median(timed(pool, request(language, SUM[language], 100)) for _ in range(3))
             where, argv, env = bare_program = bare_dir(language)
             bare_programs[language] = bare_program
-            bare = statistics.median(bare_once(where, argv, env, cases(1)[0]) for _ in range(args.repeats))
+            # Taking turns, so a stretch of noise on the host weighs on both sides alike.
+            ones, bares = [], []
+            for _ in range(ONE_CASE_TURNS * args.repeats):
+                ones.append(timed(pool, request(language, SUM[language], 1)))
+                bares.append(bare_once(where, argv, env, cases(1)[0]))
+            one, bare = statistics.median(ones), statistics.median(bares)
+            hundred = statistics.median(timed(pool, request(language, SUM[language], 100)) for _ in range(3))
             figures[f"sandboxed_over_bare_{language}"] = round(one / bare, 3)
             figures[f"per_case_ms_{language}"] = round((hundred - one) / 99 * 1000, 2)
             if entry.compiled:

@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import: a cold sandbox starts wit
 if TYPE_CHECKING:
     from typing import Any
 
-_held: dict[str, bytes] = {}
+_held: dict[str, bytes] = {}  # or a read-only mapping of its sealed copy (keep_sealed)
 _sealed: dict[str, int] = {}  # digest -> a sealed memfd of that held file, made on first exec
 
 
@@ -54,4 +54,11 @@ def sealed(digest: str) -> int | None:
 
 
 def keep_sealed(digest: str, fd: int) -> None:
+    """Keep the sealed copy, and hold its bytes through it (a read-only mapping of the
+    same pages) rather than beside it: the sandbox holds each program once."""
+    import mmap
+
+    size = len(_held[digest])
     _sealed[digest] = fd
+    if size:
+        _held[digest] = mmap.mmap(fd, size, prot=mmap.PROT_READ)  # type: ignore[assignment]

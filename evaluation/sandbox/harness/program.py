@@ -61,7 +61,7 @@ def lay_out(program: dict[str, Any], *, skip: str | None = None) -> None:
             continue
         path = os.path.join(run_dir, name)
         with open(path, "wb") as handle:
-            handle.write(encoded if isinstance(encoded, bytes) else binascii.a2b_base64(encoded))
+            handle.write(binascii.a2b_base64(encoded) if isinstance(encoded, str) else encoded)
         os.chmod(path, 0o755 if name in (program.get("executable") or ()) else 0o644)
     check_runnable(program)
 
