@@ -98,15 +98,12 @@ class StartHandover:
         try:
             cgroup = memory_cgroups.for_container(pid) if self.memory else None
             if cgroup is not None:
-                value, memcg_fds = cgroup.open_for_zygote()
+                opened = cgroup.zygote_descriptors()
+                memcg_fds = list(opened.values())
                 # The numbers are this process's: name each by its place in the message.
-                version, _, fields = value.partition(":")
-                named = {}
-                for field in fields.split(","):
-                    key, _, number = field.partition("=")
-                    named[key] = len(fds)
-                    fds.append(int(number))
-                message["memcg"] = {"version": version, "fds": named}
+                message["memcg"] = {"version": f"v{cgroup.version}",
+                                    "fds": {key: len(fds) + i for i, key in enumerate(opened)}}  # fmt: skip
+                fds += memcg_fds
         except OSError as exc:
             raise SandboxFailure(f"the container's memory cgroup could not be made: {exc}",
                                  anomaly="start_failed") from exc  # fmt: skip

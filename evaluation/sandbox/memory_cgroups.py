@@ -65,13 +65,27 @@ class Hierarchy:
     base: str
 
 
-def _own_v1_path() -> str:
-    with open("/proc/self/cgroup") as handle:
+def _mounted_version() -> int | None:
+    """1 where the memory controller has a v1 hierarchy of its own, 2 where the unified
+    hierarchy offers it, None where neither is mounted with it."""
+    if os.path.exists(os.path.join(V1_MOUNT, "memory.limit_in_bytes")):
+        return 1
+    try:
+        with open(os.path.join(V2_MOUNT, "cgroup.controllers")) as handle:
+            return 2 if "memory" in handle.read().split() else None
+    except OSError:
+        return None
+
+
+def _memory_cgroup_of(pid: int | str, version: int) -> str | None:
+    """The memory cgroup `pid` ("self" for this process) is in, as /proc/<pid>/cgroup
+    names it (relative to the hierarchy's root), or None where it names none."""
+    with open(f"/proc/{pid}/cgroup") as handle:
         for line in handle:
-            _id, controllers, path = line.rstrip("\n").split(":", 2)
-            if "memory" in controllers.split(","):
+            number, controllers, path = line.rstrip("\n").split(":", 2)
+            if (version == 1 and "memory" in controllers.split(",")) or (version == 2 and number == "0"):
                 return path
-    return "/"
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -83,8 +97,9 @@ def hierarchy() -> Hierarchy | None:
     if reason:
         log.warning("no memory cgroups for bwrap sandboxes: %s", reason)
         return None
-    if os.path.exists(os.path.join(V1_MOUNT, "memory.limit_in_bytes")):
-        where = Hierarchy(1, os.path.join(V1_MOUNT, _own_v1_path().lstrip("/"), BASE_NAME))
+    if _mounted_version() == 1:
+        own = (_memory_cgroup_of("self", 1) or "/").lstrip("/")
+        where = Hierarchy(1, os.path.join(V1_MOUNT, own, BASE_NAME))
     else:
         where = Hierarchy(2, os.path.join(V2_MOUNT, BASE_NAME))
     try:  # once: a read-only or foreign hierarchy says so here, not at every launch
@@ -103,14 +118,8 @@ def _unavailable() -> str:
         return "the host does not run as root"
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed"
-    if os.path.exists(os.path.join(V1_MOUNT, "memory.limit_in_bytes")):
-        return ""
-    try:
-        with open(os.path.join(V2_MOUNT, "cgroup.controllers")) as handle:
-            if "memory" not in handle.read().split():
-                return "the unified hierarchy has no memory controller"
-    except OSError:
-        return "no memory cgroup hierarchy is mounted"
+    if _mounted_version() is None:
+        return "no memory cgroup hierarchy is mounted with the memory controller"
     return ""
 
 
@@ -138,9 +147,9 @@ class SandboxCgroup:
     """The two cgroups of one sandbox: below its uid's directory (bwrap), or below its
     container's own memory cgroup (Docker: for_container)."""
 
-    def __init__(self, where: Hierarchy, uid: int, path: str = "") -> None:
-        self.version = where.version
-        self.path = path or os.path.join(where.base, f"u{uid}")
+    def __init__(self, version: int, path: str) -> None:
+        self.version = version
+        self.path = path
         self.judge = os.path.join(self.path, "judge")
         self.run = os.path.join(self.path, "run")
         # The counter files, opened once and read with pread: each run reads them twice,
@@ -172,8 +181,15 @@ class SandboxCgroup:
         return os.path.join(self.judge, "cgroup.procs")
 
     def open_for_zygote(self) -> tuple[str, list[int]]:
-        """The descriptors the zygote is given (harness/memory_limit.py), and the value of
+        """The descriptors the zygote is given (zygote_descriptors), and the value of
         HARNESS_MEMCG that names them. The caller closes them once bwrap has them."""
+        fds = self.zygote_descriptors()
+        value = f"v{self.version}:" + ",".join(f"{key}={fd}" for key, fd in fds.items())
+        return value, list(fds.values())
+
+    def zygote_descriptors(self) -> dict[str, int]:
+        """The files of `run` the zygote is given (harness/memory_limit.py), open, by the
+        key HARNESS_MEMCG names each by. The caller closes them once they are passed on."""
         names = {"procs": "cgroup.procs"}
         if self.version == 1:
             names.update(limit="memory.limit_in_bytes", events="memory.oom_control", hits="memory.failcnt")
@@ -192,8 +208,7 @@ class SandboxCgroup:
             for fd in fds.values():
                 os.close(fd)
             raise
-        value = f"v{self.version}:" + ",".join(f"{key}={fd}" for key, fd in fds.items())
-        return value, list(fds.values())
+        return fds
 
     # -- evidence --------------------------------------------------------------------------
 
@@ -272,7 +287,7 @@ def for_uid(uid: int) -> SandboxCgroup | None:
     where = hierarchy()
     if where is None:
         return None
-    return SandboxCgroup(where, uid).make()
+    return SandboxCgroup(where.version, os.path.join(where.base, f"u{uid}")).make()
 
 
 def for_container(pid: int) -> SandboxCgroup | None:
@@ -281,23 +296,16 @@ def for_container(pid: int) -> SandboxCgroup | None:
     container's limit over both, with `pid` moved into `judge`. None where this host
     makes no memory cgroups (not root, no memory controller); OSError where it should
     and cannot, as for_uid."""
-    if os.geteuid() != 0:
+    version = _mounted_version() if os.geteuid() == 0 else None
+    if version is None:
         return None
-    version = 1 if os.path.exists(os.path.join(V1_MOUNT, "memory.limit_in_bytes")) else 2
-    if version == 2 and _unavailable():
-        return None
-    with open(f"/proc/{pid}/cgroup") as handle:
-        for line in handle:
-            _id, controllers, path = line.rstrip("\n").split(":", 2)
-            if (version == 1 and "memory" in controllers.split(",")) or (version == 2 and _id == "0"):
-                break
-        else:
-            raise OSError(f"process {pid} is in no memory cgroup")
+    path = _memory_cgroup_of(pid, version)
+    if path is None:
+        raise OSError(f"process {pid} is in no memory cgroup")
     if path.startswith("/.."):  # outside this process's cgroup namespace: not reachable from here
         raise OSError(f"the container's cgroup {path} is outside this host process's cgroup namespace")
     mount = V1_MOUNT if version == 1 else V2_MOUNT
-    where = Hierarchy(version, mount)
-    return SandboxCgroup(where, 0, os.path.join(mount, path.lstrip("/"))).make(pid)
+    return SandboxCgroup(version, os.path.join(mount, path.lstrip("/"))).make(pid)
 
 
 def wrapped(command: list[str], cgroup: SandboxCgroup, uid: int, memcg_env: str) -> list[str]:

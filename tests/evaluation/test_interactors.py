@@ -6,6 +6,7 @@ reach neither the interactor nor the case's input."""
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 import time
@@ -145,11 +146,15 @@ def test_the_solution_cannot_read_the_case_or_reach_the_interactor(backend):
 
 def test_an_interactive_run_leaves_no_sandbox_and_no_descriptor_behind(backend):
     interactive(backend, BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1])  # templates and threads warmed
+    gc.collect()
     before = len(os.listdir("/proc/self/fd"))
     containers = _our_containers() if backend == "docker" else 0
     for _ in range(3):
         assert interactive(backend, BINARY_SEARCH_PYTHON, cases=GUESS_CASES[:1]).status == Status.PASSED
     time.sleep(0.5 if backend == "bwrap" else 3.0)  # a cold sandbox is closed in the background after its verdict
+    # A Docker client's pooled connections are closed when the client is collected (it
+    # sits in reference cycles): unreachable, so not a leak, but counted until then.
+    gc.collect()
     assert len(os.listdir("/proc/self/fd")) <= before + 2
     if backend == "docker":
         assert _our_containers() <= containers
